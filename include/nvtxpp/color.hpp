@@ -1,0 +1,168 @@
+/// @file
+/// @brief Colours: ARGB values, the named palette, lookup by name and the automatic colour.
+#pragma once
+
+#include <nvtxpp/config.hpp>
+#include <nvtxpp/detail/palette.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <type_traits>
+
+namespace nvtxpp {
+inline namespace NVTXPP_ABI_NAMESPACE {
+
+/// @brief A colour as NVTX takes it: 0xAARRGGBB.
+struct color {
+  std::uint32_t argb_value;  ///< 0xAARRGGBB
+
+  /// @brief A colour from a 0xAARRGGBB value (use nvtxpp::hex() for 0xRRGGBB).
+  constexpr explicit color(std::uint32_t argb) noexcept : argb_value{argb} {}
+
+  /// @return the colour as 0xAARRGGBB.
+  [[nodiscard]] constexpr std::uint32_t argb() const noexcept { return argb_value; }
+
+  friend constexpr bool operator==(color a, color b) noexcept {
+    return a.argb_value == b.argb_value;
+  }
+  friend constexpr bool operator!=(color a, color b) noexcept { return !(a == b); }
+};
+
+/// @brief An opaque colour from red, green and blue.
+[[nodiscard]] constexpr color rgb(std::uint8_t r, std::uint8_t g, std::uint8_t b) noexcept {
+  return color{0xFF000000u | (std::uint32_t{r} << 16) | (std::uint32_t{g} << 8) | b};
+}
+
+/// @brief A colour from alpha, red, green and blue.
+[[nodiscard]] constexpr color argb(std::uint8_t a, std::uint8_t r, std::uint8_t g,
+                                   std::uint8_t b) noexcept {
+  return color{(std::uint32_t{a} << 24) | (std::uint32_t{r} << 16) | (std::uint32_t{g} << 8) | b};
+}
+
+/// @brief An opaque colour from 0xRRGGBB (the top byte is ignored).
+[[nodiscard]] constexpr color hex(std::uint32_t rrggbb) noexcept {
+  return color{0xFF000000u | (rrggbb & 0x00FFFFFFu)};
+}
+
+namespace detail {
+
+constexpr char to_lower(char c) noexcept {
+  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+/// Compares a name (any case) with a lower-case table entry: <0, 0, >0.
+constexpr int compare_name(std::string_view name, char const* entry) noexcept {
+  std::size_t i = 0;
+  for (; i < name.size() && entry[i] != '\0'; ++i) {
+    char const a = to_lower(name[i]);
+    if (a != entry[i]) return a < entry[i] ? -1 : 1;
+  }
+  if (i == name.size()) return entry[i] == '\0' ? 0 : -1;
+  return 1;
+}
+
+constexpr std::optional<color> find_named(std::string_view name) noexcept {
+  std::size_t lo = 0;
+  std::size_t hi = std::size(named_colors);
+  while (lo < hi) {
+    std::size_t const mid = lo + (hi - lo) / 2;
+    int const c = compare_name(name, named_colors[mid].name);
+    if (c == 0) return hex(named_colors[mid].rgb);
+    if (c < 0) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return std::nullopt;
+}
+
+/// Reached only in constant evaluation with an unknown name: not a constant expression, so the
+/// compiler rejects the program there.
+inline color error_unknown_color_name() noexcept { return color{0}; }
+
+constexpr color named_or_fail(std::string_view name) noexcept {
+  auto const c = find_named(name);
+  return c ? *c : error_unknown_color_name();
+}
+
+/// FNV-1a over the bytes, then a finaliser so that names differing in one character land far
+/// apart. Stable across platforms and runs.
+constexpr std::uint32_t name_hash(std::string_view name) noexcept {
+  std::uint32_t h = 2166136261u;
+  for (char const c : name) {
+    h ^= static_cast<std::uint8_t>(c);
+    h *= 16777619u;
+  }
+  h ^= h >> 16;
+  h *= 0x7feb352du;
+  h ^= h >> 15;
+  h *= 0x846ca68bu;
+  h ^= h >> 16;
+  return h;
+}
+
+inline std::atomic<bool>& auto_color_flag() noexcept {
+#ifdef NVTXPP_NO_AUTO_COLOR
+  static std::atomic<bool> flag{false};
+#else
+  static std::atomic<bool> flag{true};
+#endif
+  return flag;
+}
+
+}  // namespace detail
+
+/// @brief The colour nvtxpp gives a range that has none: a stable hash of its name onto a
+/// palette of 16 well-separated colours. The same name always gets the same colour.
+[[nodiscard]] constexpr color auto_color(std::string_view name) noexcept {
+  return hex(detail::auto_palette[detail::name_hash(name) % std::size(detail::auto_palette)]);
+}
+
+/// @brief Switches automatic colours on or off at run time (on by default unless
+/// `NVTXPP_NO_AUTO_COLOR` is defined). Ranges given a colour keep it either way.
+inline void set_auto_color(bool on) noexcept {
+  detail::auto_color_flag().store(on, std::memory_order_relaxed);
+}
+
+/// @return whether ranges without a colour get an automatic one.
+[[nodiscard]] inline bool auto_color_enabled() noexcept {
+  return detail::auto_color_flag().load(std::memory_order_relaxed);
+}
+
+/// @brief The named palette: every CSS colour name, and the names the Python `nvtx` package
+/// accepts (`rapids` among them).
+namespace colors {
+#include <nvtxpp/detail/palette_names.inc>
+
+/// @brief The colour an unknown name gets from colors::from_name(): grey (0xFF808080).
+inline constexpr color fallback{0xFF808080u};
+
+/// @brief Looks a colour up by name, ignoring case.
+/// @return the colour, or std::nullopt for an unknown name.
+[[nodiscard]] constexpr std::optional<color> find(std::string_view name) noexcept {
+  return detail::find_named(name);
+}
+
+/// @brief Looks a colour up by name at run time, ignoring case.
+/// @return the colour, or @p otherwise (colors::fallback, grey, by default) for an unknown name.
+[[nodiscard]] constexpr color from_name(std::string_view name,
+                                        color otherwise = fallback) noexcept {
+  auto const c = detail::find_named(name);
+  return c ? *c : otherwise;
+}
+}  // namespace colors
+
+}  // namespace NVTXPP_ABI_NAMESPACE
+}  // namespace nvtxpp
+
+/// @brief A named colour checked at compile time: `NVTXPP_COLOR("orange")`. An unknown name does
+/// not compile.
+#define NVTXPP_COLOR(name)                                                            \
+  ::nvtxpp::color {                                                                   \
+    ::std::integral_constant<::std::uint32_t,                                         \
+                             ::nvtxpp::detail::named_or_fail(name).argb_value>::value \
+  }

@@ -1,0 +1,224 @@
+/// @file
+/// @brief Building one NVTX event from a message and attributes. No formatting here.
+#pragma once
+
+#include <nvtxpp/attributes.hpp>
+#include <nvtxpp/color.hpp>
+#include <nvtxpp/config.hpp>
+#include <nvtxpp/detail/nvtx.hpp>
+#include <nvtxpp/domain.hpp>
+#include <nvtxpp/registered_string.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <cwchar>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+namespace nvtxpp {
+inline namespace NVTXPP_ABI_NAMESPACE {
+namespace detail {
+
+template <typename T>
+struct is_attribute_impl : std::false_type {};
+template <>
+struct is_attribute_impl<color> : std::true_type {};
+template <>
+struct is_attribute_impl<category> : std::true_type {};
+template <>
+struct is_attribute_impl<named_category> : std::true_type {};
+template <>
+struct is_attribute_impl<payload> : std::true_type {};
+
+/// Colour, category and payload are attributes; every other argument is a format argument.
+template <typename T>
+inline constexpr bool is_attribute = is_attribute_impl<remove_cvref_t<T>>::value;
+
+template <typename... Ts>
+inline constexpr bool all_attributes = (is_attribute<Ts> && ...);
+
+template <typename... Ts>
+inline constexpr std::size_t format_arg_count = ((is_attribute<Ts> ? 0u : 1u) + ... + 0u);
+
+template <typename M>
+inline constexpr bool is_text =
+    std::is_convertible_v<M const&, char const*> || std::is_same_v<M, std::string> ||
+    std::is_same_v<M, std::string_view> || std::is_convertible_v<M const&, wchar_t const*>;
+
+template <typename M, typename D>
+inline constexpr bool is_message = is_text<M> || std::is_same_v<M, registered_string_in<D>>;
+
+#if NVTXPP_ENABLED
+
+/// The text NVTX receives for a null pointer.
+inline constexpr char null_text[] = "(null)";
+
+/// Counts one category name per domain: ids below 1024 are named once, through a lock-free
+/// bitmap; larger ids are named on every use.
+template <typename D>
+inline void name_category_once(std::uint32_t id, char const* name) noexcept {
+  static std::atomic<std::uint64_t> named[16];  // zero-initialised: static storage
+  if (id < 1024u) {
+    auto& word = named[id / 64u];
+    std::uint64_t const bit = std::uint64_t{1} << (id % 64u);
+    if ((word.load(std::memory_order_relaxed) & bit) != 0) return;
+    if ((word.fetch_or(bit, std::memory_order_relaxed) & bit) != 0) return;
+  }
+  nvtxDomainNameCategoryA(domain_handle<D>(), id, name != nullptr ? name : null_text);
+}
+
+/// An event under construction. Default colour: none yet.
+struct event_builder {
+  nvtxEventAttributes_t attr;
+  bool has_color = false;
+
+  event_builder() noexcept : attr{} {
+    attr.version = NVTX_VERSION;
+    attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  }
+
+  void set(color c) noexcept {
+    attr.colorType = NVTX_COLOR_ARGB;
+    attr.color = c.argb();
+    has_color = true;
+  }
+  void set(category c) noexcept { attr.category = c.id; }
+  template <typename D>
+  void set_named(named_category c) noexcept {
+    name_category_once<D>(c.id, c.name);
+    attr.category = c.id;
+  }
+  void set(payload p) noexcept {
+    switch (p.type) {
+      case payload_type::u64:
+        attr.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+        attr.payload.ullValue = p.value.u64;
+        break;
+      case payload_type::i64:
+        attr.payloadType = NVTX_PAYLOAD_TYPE_INT64;
+        attr.payload.llValue = p.value.i64;
+        break;
+      case payload_type::f64:
+        attr.payloadType = NVTX_PAYLOAD_TYPE_DOUBLE;
+        attr.payload.dValue = p.value.f64;
+        break;
+      case payload_type::u32:
+        attr.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT32;
+        attr.payload.uiValue = p.value.u32;
+        break;
+      case payload_type::i32:
+        attr.payloadType = NVTX_PAYLOAD_TYPE_INT32;
+        attr.payload.iValue = p.value.i32;
+        break;
+      case payload_type::f32:
+        attr.payloadType = NVTX_PAYLOAD_TYPE_FLOAT;
+        attr.payload.fValue = p.value.f32;
+        break;
+      case payload_type::none:
+        break;
+    }
+  }
+
+  /// Applies the attributes among @p args; format arguments are skipped.
+  template <typename D, typename... Args>
+  void apply(Args const&... args) noexcept {
+    (apply_one<D>(args), ...);
+  }
+
+  template <typename D, typename T>
+  void apply_one(T const& arg) noexcept {
+    if constexpr (std::is_same_v<T, named_category>) {
+      set_named<D>(arg);
+    } else if constexpr (is_attribute<T>) {
+      set(arg);
+    }
+  }
+
+  void ascii(char const* text) noexcept {
+    attr.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    attr.message.ascii = text != nullptr ? text : null_text;
+  }
+
+  /// Gives the event its automatic colour if it has none and automatic colours are on.
+  template <typename F>
+  void default_color(F&& colour_of_name) noexcept {
+    if (!has_color && auto_color_enabled()) set(colour_of_name());
+  }
+};
+
+/// Ends a buffer of capacity @p n (>= 16) whose first n - 1 bytes are text that did not fit with
+/// "...", cut at a UTF-8 character boundary. @return @p buf.
+inline char const* end_with_ellipsis(char* buf, std::size_t n) noexcept {
+  std::size_t cut = n - 4;
+  while (cut > 0 && (static_cast<unsigned char>(buf[cut]) & 0xC0u) == 0x80u) --cut;
+  std::memcpy(buf + cut, "...", 4);
+  return buf;
+}
+
+/// Copies @p text into @p buf (capacity @p n >= 16), truncating long text with "..."; always
+/// NUL-terminated. @return @p buf.
+inline char const* copy_text(char* buf, std::size_t n, std::string_view text) noexcept {
+  if (text.size() < n) {
+    if (!text.empty()) std::memcpy(buf, text.data(), text.size());
+    buf[text.size()] = '\0';
+    return buf;
+  }
+  std::memcpy(buf, text.data(), n - 1);
+  return end_with_ellipsis(buf, n);
+}
+
+/// Puts a static message (any text type, or a registered string) into @p ev.
+template <typename D, typename M>
+inline void set_message(event_builder& ev, char* buf, M const& msg) noexcept {
+  if constexpr (std::is_same_v<M, registered_string_in<D>>) {
+    ev.attr.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    ev.attr.message.registered = msg.handle();
+    ev.default_color([&] { return msg.auto_color_value(); });
+  } else if constexpr (std::is_same_v<M, std::string_view>) {
+    ev.ascii(copy_text(buf, NVTXPP_MESSAGE_BUFFER_SIZE, msg));
+    ev.default_color([&] { return auto_color(ev.attr.message.ascii); });
+  } else if constexpr (std::is_same_v<M, std::string>) {
+    ev.ascii(msg.c_str());
+    ev.default_color([&] { return auto_color(msg); });
+  } else if constexpr (std::is_convertible_v<M const&, char const*>) {
+    char const* const text = msg;
+    ev.ascii(text);
+    ev.default_color([&] { return auto_color(ev.attr.message.ascii); });
+  } else {
+    wchar_t const* text = msg;
+    if (text == nullptr) {
+      ev.ascii(nullptr);
+    } else {
+      ev.attr.messageType = NVTX_MESSAGE_TYPE_UNICODE;
+      ev.attr.message.unicode = text;
+    }
+    ev.default_color([&] {
+      return text == nullptr ? auto_color(null_text)
+                             : auto_color(std::string_view{reinterpret_cast<char const*>(text),
+                                                           std::wcslen(text) * sizeof(wchar_t)});
+    });
+  }
+  static_cast<void>(buf);
+}
+
+/// Emits one event with a static message when domain D is enabled: @p op receives the domain
+/// handle and the attributes. @return whether the event was emitted.
+template <typename D, typename Op, typename M, typename... As>
+inline bool emit_static(Op op, M const& msg, As const&... attrs) noexcept {
+  if (!domain_enabled<D>()) return false;
+  event_builder ev;
+  ev.apply<D>(attrs...);
+  char buf[std::is_same_v<M, std::string_view> ? NVTXPP_MESSAGE_BUFFER_SIZE : 1];
+  set_message<D>(ev, buf, msg);
+  op(domain_handle<D>(), ev.attr);
+  return true;
+}
+
+#endif  // NVTXPP_ENABLED
+
+}  // namespace detail
+}  // namespace NVTXPP_ABI_NAMESPACE
+}  // namespace nvtxpp

@@ -1,0 +1,115 @@
+/// @file
+/// @brief Annotation macros: one line per function or scope.
+///
+/// | macro | what it annotates |
+/// |---|---|
+/// | `NVTXPP_FUNCTION(attrs...)` | the enclosing function, named after it (`__func__`) |
+/// | `NVTXPP_FUNCTION_IN(domain, attrs...)` | the same, in a domain |
+/// | `NVTXPP_FUNCTION_IF(cond, attrs...)`, `NVTXPP_FUNCTION_IN_IF(domain, cond, attrs...)` | only
+/// when `cond` holds | | `NVTXPP_SCOPE(message, args...)` | the rest of the scope; message may be a
+/// format string | | `NVTXPP_SCOPE_IN(domain, ...)`, `NVTXPP_SCOPE_IF(cond, ...)`,
+/// `NVTXPP_SCOPE_IN_IF(domain, cond, ...)` | as above | | `NVTXPP_MARK(message, args...)`,
+/// `NVTXPP_MARK_IN(domain, ...)` | an instant |
+///
+/// Short aliases without the prefix (`ANNOTATE_FUNCTION`, `ANNOTATE_SCOPE`, `ANNOTATE_MARK`, and
+/// their `_IN`/`_IF` forms) exist unless `NVTXPP_NO_SHORT_MACROS` is defined.
+///
+/// The function macros register the function's name with NVTX once per call site and compute its
+/// automatic colour once. Every macro's variables get unique names, so any number of them can
+/// share a scope. With annotations compiled out (`NVTXPP_DISABLE` / `NVTX_DISABLE`) the macros
+/// still type-check their arguments, but never evaluate them and generate no code.
+#pragma once
+
+#include <nvtxpp/config.hpp>
+#include <nvtxpp/mark.hpp>
+#include <nvtxpp/range.hpp>
+#include <nvtxpp/registered_string.hpp>
+
+#include <utility>
+
+#define NVTXPP_DETAIL_CAT_(a, b) a##b
+#define NVTXPP_DETAIL_CAT(a, b) NVTXPP_DETAIL_CAT_(a, b)
+// First argument / the arguments after the first (followed by a comma when not empty: braced
+// initialiser lists accept the trailing comma). Written so that C++17 with -Wpedantic never sees
+// an empty variadic argument list.
+#define NVTXPP_DETAIL_HEAD(...) NVTXPP_DETAIL_HEAD_(__VA_ARGS__, unused)
+#define NVTXPP_DETAIL_HEAD_(first, ...) first
+#define NVTXPP_DETAIL_TAIL(...) NVTXPP_DETAIL_TAIL_(__VA_ARGS__, )
+#define NVTXPP_DETAIL_TAIL_(first, ...) __VA_ARGS__
+#define NVTXPP_DETAIL_SECOND(...) NVTXPP_DETAIL_SECOND_(__VA_ARGS__, unused, unused)
+#define NVTXPP_DETAIL_SECOND_(first, second, ...) second
+#define NVTXPP_DETAIL_TAIL2(...) NVTXPP_DETAIL_TAIL2_(__VA_ARGS__, )
+#define NVTXPP_DETAIL_TAIL2_(first, second, ...) __VA_ARGS__
+
+#if NVTXPP_ENABLED
+#define NVTXPP_DETAIL_FUNCTION(id, domain, cond, ...)                                     \
+  static ::nvtxpp::registered_string_in<domain> const NVTXPP_DETAIL_CAT(nvtxpp_site_,     \
+                                                                        id){__func__};    \
+  ::nvtxpp::scoped_range_in<domain> const NVTXPP_DETAIL_CAT(nvtxpp_range_, id) {          \
+    ::nvtxpp::detail::when{static_cast<bool>(cond)}, NVTXPP_DETAIL_CAT(nvtxpp_site_, id), \
+        __VA_ARGS__                                                                       \
+  }
+#define NVTXPP_DETAIL_SCOPE(id, domain, cond, ...)                               \
+  ::nvtxpp::scoped_range_in<domain> const NVTXPP_DETAIL_CAT(nvtxpp_range_, id) { \
+    ::nvtxpp::detail::when{static_cast<bool>(cond)}, __VA_ARGS__                 \
+  }
+#define NVTXPP_DETAIL_MARK(domain, ...) ::nvtxpp::mark_in<domain>(__VA_ARGS__)
+#else
+// Compiled out: the same expressions, in an unevaluated operand.
+#define NVTXPP_DETAIL_FUNCTION(id, domain, cond, ...)         \
+  static_cast<void>(sizeof(::nvtxpp::scoped_range_in<domain>{ \
+      ::nvtxpp::detail::when{static_cast<bool>(cond)},        \
+      ::std::declval<::nvtxpp::registered_string_in<domain> const&>(), __VA_ARGS__}))
+#define NVTXPP_DETAIL_SCOPE(id, domain, cond, ...)            \
+  static_cast<void>(sizeof(::nvtxpp::scoped_range_in<domain>{ \
+      ::nvtxpp::detail::when{static_cast<bool>(cond)}, __VA_ARGS__}))
+#define NVTXPP_DETAIL_MARK(domain, ...) \
+  static_cast<void>(sizeof((::nvtxpp::mark_in<domain>(__VA_ARGS__), 0)))
+#endif
+
+/// @brief A range over the enclosing function, named after it; optional colour, category and
+/// payload arguments.
+#define NVTXPP_FUNCTION(...) \
+  NVTXPP_DETAIL_FUNCTION(__COUNTER__, ::nvtxpp::global_domain, true, __VA_ARGS__)
+/// @brief NVTXPP_FUNCTION in a domain: `NVTXPP_FUNCTION_IN(my_domain, attrs...)`.
+#define NVTXPP_FUNCTION_IN(...)                                              \
+  NVTXPP_DETAIL_FUNCTION(__COUNTER__, NVTXPP_DETAIL_HEAD(__VA_ARGS__), true, \
+                         NVTXPP_DETAIL_TAIL(__VA_ARGS__))
+/// @brief NVTXPP_FUNCTION when a condition holds: `NVTXPP_FUNCTION_IF(verbose, attrs...)`.
+#define NVTXPP_FUNCTION_IF(...)                                                                 \
+  NVTXPP_DETAIL_FUNCTION(__COUNTER__, ::nvtxpp::global_domain, NVTXPP_DETAIL_HEAD(__VA_ARGS__), \
+                         NVTXPP_DETAIL_TAIL(__VA_ARGS__))
+/// @brief NVTXPP_FUNCTION in a domain when a condition holds.
+#define NVTXPP_FUNCTION_IN_IF(...)                                     \
+  NVTXPP_DETAIL_FUNCTION(__COUNTER__, NVTXPP_DETAIL_HEAD(__VA_ARGS__), \
+                         NVTXPP_DETAIL_SECOND(__VA_ARGS__), NVTXPP_DETAIL_TAIL2(__VA_ARGS__))
+
+/// @brief A range over the rest of the scope: `NVTXPP_SCOPE("step {}", i, attrs...)`.
+#define NVTXPP_SCOPE(...) \
+  NVTXPP_DETAIL_SCOPE(__COUNTER__, ::nvtxpp::global_domain, true, __VA_ARGS__)
+/// @brief NVTXPP_SCOPE in a domain.
+#define NVTXPP_SCOPE_IN(domain, ...) NVTXPP_DETAIL_SCOPE(__COUNTER__, domain, true, __VA_ARGS__)
+/// @brief NVTXPP_SCOPE when a condition holds.
+#define NVTXPP_SCOPE_IF(cond, ...) \
+  NVTXPP_DETAIL_SCOPE(__COUNTER__, ::nvtxpp::global_domain, cond, __VA_ARGS__)
+/// @brief NVTXPP_SCOPE in a domain when a condition holds.
+#define NVTXPP_SCOPE_IN_IF(domain, cond, ...) \
+  NVTXPP_DETAIL_SCOPE(__COUNTER__, domain, cond, __VA_ARGS__)
+
+/// @brief An instant: `NVTXPP_MARK("checkpoint {}", i, attrs...)`.
+#define NVTXPP_MARK(...) NVTXPP_DETAIL_MARK(::nvtxpp::global_domain, __VA_ARGS__)
+/// @brief An instant in a domain.
+#define NVTXPP_MARK_IN(domain, ...) NVTXPP_DETAIL_MARK(domain, __VA_ARGS__)
+
+#ifndef NVTXPP_NO_SHORT_MACROS
+#define ANNOTATE_FUNCTION(...) NVTXPP_FUNCTION(__VA_ARGS__)
+#define ANNOTATE_FUNCTION_IN(...) NVTXPP_FUNCTION_IN(__VA_ARGS__)
+#define ANNOTATE_FUNCTION_IF(...) NVTXPP_FUNCTION_IF(__VA_ARGS__)
+#define ANNOTATE_FUNCTION_IN_IF(...) NVTXPP_FUNCTION_IN_IF(__VA_ARGS__)
+#define ANNOTATE_SCOPE(...) NVTXPP_SCOPE(__VA_ARGS__)
+#define ANNOTATE_SCOPE_IN(...) NVTXPP_SCOPE_IN(__VA_ARGS__)
+#define ANNOTATE_SCOPE_IF(...) NVTXPP_SCOPE_IF(__VA_ARGS__)
+#define ANNOTATE_SCOPE_IN_IF(...) NVTXPP_SCOPE_IN_IF(__VA_ARGS__)
+#define ANNOTATE_MARK(...) NVTXPP_MARK(__VA_ARGS__)
+#define ANNOTATE_MARK_IN(...) NVTXPP_MARK_IN(__VA_ARGS__)
+#endif
