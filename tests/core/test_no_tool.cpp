@@ -1,0 +1,44 @@
+// A program with no NVTX tool at all (no recorder linked): nothing is formatted, nothing breaks.
+#include <nvtxpp/nvtxpp.hpp>
+
+#include <fmt/format.h>
+
+#include "catch.hpp"
+
+namespace {
+struct counted {
+  static inline int formatted = 0;
+};
+}  // namespace
+
+template <>
+struct fmt::formatter<counted> : fmt::formatter<int> {
+  template <typename Ctx>
+  auto format(counted const&, Ctx& ctx) const {
+    ++counted::formatted;
+    return fmt::formatter<int>::format(1, ctx);
+  }
+};
+
+NVTXPP_DEFINE_DOMAIN(quiet_domain, "Quiet");
+
+void annotated(int i) {
+  ANNOTATE_FUNCTION(nvtxpp::colors::red);
+  ANNOTATE_SCOPE("step {} {}", i, counted{});
+  ANNOTATE_MARK("mark {}", counted{});
+}
+
+TEST_CASE("with no tool, ranges work and no text is ever formatted") {
+  CHECK_FALSE(nvtxpp::is_enabled());
+  CHECK_FALSE(nvtxpp::is_enabled<quiet_domain>());
+  for (int i = 0; i < 1000; ++i) {
+    nvtxpp::scoped_range a{"value {}", counted{}};
+    nvtxpp::scoped_range_in<quiet_domain> b{"value {}", counted{}, nvtxpp::payload{i}};
+    nvtxpp::start_end_range c{"value {}", counted{}};
+    nvtxpp::mark("value {}", counted{});
+    nvtxpp::name_current_thread("thread {}", counted{});
+    annotated(i);
+    CHECK_FALSE(c.running());
+  }
+  CHECK(counted::formatted == 0);
+}

@@ -1,0 +1,46 @@
+// Built with NVTXPP_DISABLE: every annotation compiles out. Macro arguments are type-checked but
+// never evaluated; ctest also checks that this binary holds no NVTX symbol.
+#include <nvtxpp/nvtxpp.hpp>
+
+#include "catch.hpp"
+
+#if NVTXPP_ENABLED
+#error "this test must be built with NVTXPP_DISABLE"
+#endif
+
+NVTXPP_DEFINE_DOMAIN(off_domain, "Off");
+
+namespace {
+int side_effects = 0;
+int touch() { return ++side_effects; }
+bool touch_bool() { return ++side_effects > 0; }
+
+void annotated() {
+  ANNOTATE_FUNCTION(nvtxpp::payload{touch()});
+  ANNOTATE_FUNCTION_IN(off_domain, nvtxpp::payload{touch()});
+  ANNOTATE_FUNCTION_IF(touch_bool(), nvtxpp::colors::red);
+  ANNOTATE_FUNCTION_IN_IF(off_domain, touch_bool());
+  ANNOTATE_SCOPE("step {}", touch());
+  ANNOTATE_SCOPE_IN(off_domain, "step {} {}", touch(), touch());
+  ANNOTATE_SCOPE_IF(touch_bool(), "x");
+  ANNOTATE_SCOPE_IN_IF(off_domain, touch_bool(), "y {}", touch());
+  ANNOTATE_MARK("mark {}", touch());
+  ANNOTATE_MARK_IN(off_domain, "mark {}", touch(), nvtxpp::colors::blue);
+}
+}  // namespace
+
+TEST_CASE("compiled out: macro arguments are never evaluated") {
+  annotated();
+  CHECK(side_effects == 0);
+  CHECK_FALSE(nvtxpp::is_enabled());
+}
+
+TEST_CASE("compiled out: the classes keep their API and do nothing") {
+  nvtxpp::scoped_range r{"x {}", 1, nvtxpp::colors::red};
+  nvtxpp::start_end_range s{"y"};
+  CHECK_FALSE(s.running());
+  s.end();
+  nvtxpp::mark("z");
+  nvtxpp::name_current_thread("t {}", 2);
+  CHECK(nvtxpp::current_thread_id() == 0u);
+}

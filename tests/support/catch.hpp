@@ -1,0 +1,8 @@
+// Catch2 3 when the build found it, else Catch2 2 (Debian's catch2 package).
+#pragma once
+#if defined(NVTXPP_CATCH2_V3)
+#include <catch2/catch_approx.hpp>
+#include <catch2/catch_test_macros.hpp>
+#else
+#include <catch2/catch.hpp>
+#endif
