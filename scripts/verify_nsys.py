@@ -1,0 +1,415 @@
+#!/usr/bin/env python3
+"""Checks an Nsight Systems SQLite export of the reduce examples against what they promise.
+
+    verify_nsys.py v2 REPORT.sqlite [--array-size N]
+    verify_nsys.py v3 REPORT.sqlite --streams S [--array-size N]
+    verify_nsys.py v3 REPORT.sqlite --streams S --bug [--log PROGRAM_OUTPUT]
+    verify_nsys.py copies REPORT.sqlite           (any example: memcpy and kernel totals)
+
+Each check prints PASS or FAIL lines and the figures it measured; the exit status is 0 only if
+every check passed. --json FILE also writes the figures (critical-section times in ns, ...).
+
+The critical section is the time from the start of the first H2D range to the end of the last
+D2H range. It is given twice: as the NVTX ranges measure it on the CPU, and as the GPU work
+issued inside those ranges ran (first copy start to last copy end).
+
+Standard library only (python3 + sqlite3). Make the SQLite with
+    nsys export --type sqlite -o REPORT.sqlite REPORT.nsys-rep
+or let `nsys stats` make it (scripts/profile.sh does).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sqlite3
+import sys
+from dataclasses import dataclass, field
+
+# nvtxpp::colors, as 0xAARRGGBB (CSS values).
+RED, YELLOW, GREEN, ORANGE = 0xFFFF0000, 0xFFFFFF00, 0xFF008000, 0xFFFFA500
+COLOR_NAMES = {RED: "red", YELLOW: "yellow", GREEN: "green", ORANGE: "orange"}
+
+SUM_ROUNDS = 50  # reduce_v3 repeats partial_reduce + single_thread_sum this often per stream
+
+
+@dataclass
+class Range:
+    name: str
+    start: int
+    end: int
+    color: int | None
+    tid: int
+    domain: int
+
+
+@dataclass
+class ApiCall:
+    name: str
+    start: int
+    end: int
+    tid: int
+    correlation: int
+
+
+@dataclass
+class GpuOp:
+    kind: str  # "kernel" or "memcpy"
+    name: str  # kernel short name, or copy kind ("HtoD", "DtoH", ...)
+    start: int
+    end: int
+    stream: int
+    correlation: int
+    nbytes: int = 0
+    src_kind: str = ""
+    dst_kind: str = ""
+
+
+@dataclass
+class Report:
+    ok: bool = True
+    lines: list[str] = field(default_factory=list)
+    figures: dict = field(default_factory=dict)
+
+    def check(self, condition: bool, what: str, detail: str = "") -> bool:
+        self.lines.append(f"{'PASS' if condition else 'FAIL'}: {what}{': ' + detail if detail else ''}")
+        self.ok = self.ok and condition
+        return condition
+
+    def info(self, text: str) -> None:
+        self.lines.append(f"      {text}")
+
+
+class Trace:
+    """The parts of an nsys SQLite export these checks read."""
+
+    def __init__(self, path: str) -> None:
+        self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        self.tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        self.strings = dict(self.db.execute("SELECT id, value FROM StringIds")) if "StringIds" in self.tables else {}
+        self.event_types = self._enum("ENUM_NSYS_EVENT_TYPE")
+        self.copy_kinds = self._enum("ENUM_CUDA_MEMCPY_OPER")
+        self.mem_kinds = self._enum("ENUM_CUDA_MEM_KIND")
+        self.ranges = self._ranges()
+        self.api = self._api()
+        self.gpu = self._gpu()
+        self.gpu_by_corr: dict[int, list[GpuOp]] = {}
+        for op in self.gpu:
+            self.gpu_by_corr.setdefault(op.correlation, []).append(op)
+
+    def _enum(self, table: str) -> dict[int, str]:
+        if table not in self.tables:
+            return {}
+        cols = [r[1] for r in self.db.execute(f"PRAGMA table_info({table})")]
+        id_col = "id" if "id" in cols else cols[0]
+        name_col = "name" if "name" in cols else cols[1]
+        return {int(i): str(n) for i, n in self.db.execute(f"SELECT {id_col}, {name_col} FROM {table}")}
+
+    def _event_type_ids(self, *names: str, default: tuple[int, ...]) -> tuple[int, ...]:
+        ids = tuple(i for i, n in self.event_types.items() if n in names)
+        return ids or default
+
+    def _ranges(self) -> list[Range]:
+        if "NVTX_EVENTS" not in self.tables:
+            return []
+        types = self._event_type_ids("NvtxPushPopRange", "NvtxStartEndRange", default=(59, 60))
+        cols = {r[1] for r in self.db.execute("PRAGMA table_info(NVTX_EVENTS)")}
+        text_id = "textId" if "textId" in cols else "NULL"
+        domain = "domainId" if "domainId" in cols else "0"
+        rows = self.db.execute(
+            f"SELECT text, {text_id}, start, end, color, globalTid, {domain} FROM NVTX_EVENTS "
+            f"WHERE eventType IN ({','.join('?' * len(types))}) AND end IS NOT NULL ORDER BY start",
+            types,
+        )
+        out = []
+        for text, tid_text, start, end, color, tid, dom in rows:
+            name = text if text is not None else self.strings.get(tid_text, "")
+            out.append(Range(name, start, end, None if color is None else color & 0xFFFFFFFF, tid, dom or 0))
+        return out
+
+    def _api(self) -> list[ApiCall]:
+        if "CUPTI_ACTIVITY_KIND_RUNTIME" not in self.tables:
+            return []
+        rows = self.db.execute(
+            "SELECT nameId, start, end, globalTid, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY start"
+        )
+        return [ApiCall(self.strings.get(n, str(n)), s, e, t, c) for n, s, e, t, c in rows]
+
+    def _copy_kind(self, kind: int) -> str:
+        name = self.copy_kinds.get(kind, str(kind)).upper()
+        for short in ("HTOD", "DTOH", "DTOD", "HTOH", "PTOP"):
+            if short in name.replace("_", ""):
+                return short[0] + "to" + short[3]
+        return name
+
+    def _mem_kind(self, kind: int | None) -> str:
+        if kind is None:
+            return ""
+        name = self.mem_kinds.get(kind, str(kind))
+        return name.rsplit("_", 1)[-1].lower()
+
+    def _gpu(self) -> list[GpuOp]:
+        ops: list[GpuOp] = []
+        if "CUPTI_ACTIVITY_KIND_KERNEL" in self.tables:
+            for name_id, start, end, stream, corr in self.db.execute(
+                "SELECT shortName, start, end, streamId, correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL"
+            ):
+                ops.append(GpuOp("kernel", self.strings.get(name_id, str(name_id)), start, end, stream, corr))
+        if "CUPTI_ACTIVITY_KIND_MEMCPY" in self.tables:
+            cols = {r[1] for r in self.db.execute("PRAGMA table_info(CUPTI_ACTIVITY_KIND_MEMCPY)")}
+            src = "srcKind" if "srcKind" in cols else "NULL"
+            dst = "dstKind" if "dstKind" in cols else "NULL"
+            for kind, start, end, stream, corr, nbytes, s_kind, d_kind in self.db.execute(
+                f"SELECT copyKind, start, end, streamId, correlationId, bytes, {src}, {dst} "
+                "FROM CUPTI_ACTIVITY_KIND_MEMCPY"
+            ):
+                ops.append(
+                    GpuOp("memcpy", self._copy_kind(kind), start, end, stream, corr, nbytes,
+                          self._mem_kind(s_kind), self._mem_kind(d_kind))
+                )
+        ops.sort(key=lambda op: op.start)
+        return ops
+
+    def calls_in(self, r: Range, prefix: str = "") -> list[ApiCall]:
+        """Runtime API calls made on r's thread while r was open."""
+        return [c for c in self.api if c.tid == r.tid and r.start <= c.start and c.end <= r.end
+                and c.name.startswith(prefix)]
+
+    def work_of(self, calls: list[ApiCall]) -> list[GpuOp]:
+        """The GPU operations those calls issued."""
+        return [op for c in calls for op in self.gpu_by_corr.get(c.correlation, [])]
+
+    def stream_names(self) -> dict[int, str]:
+        """CUDA stream names given through NVTX, by CUPTI stream id, where the export keeps them."""
+        names: dict[int, str] = {}
+        for table in sorted(self.tables):
+            if "STREAM" not in table.upper():
+                continue
+            cols = [r[1] for r in self.db.execute(f"PRAGMA table_info({table})")]
+            id_col = next((c for c in cols if c.lower() in ("streamid", "id")), None)
+            name_col = next((c for c in cols if "name" in c.lower()), None)
+            if id_col is None or name_col is None:
+                continue
+            for sid, nm in self.db.execute(f"SELECT {id_col}, {name_col} FROM {table}"):
+                if isinstance(nm, int):
+                    nm = self.strings.get(nm, None)
+                if nm:
+                    names[int(sid)] = str(nm)
+        return names
+
+
+def fmt_ms(ns: int) -> str:
+    return f"{ns / 1e6:.3f} ms"
+
+
+def color_name(c: int | None) -> str:
+    return "none" if c is None else COLOR_NAMES.get(c, f"0x{c:08X}")
+
+
+def copy_figures(t: Trace, rep: Report) -> None:
+    """Totals of the copies and kernels (throughput shows pinned versus pageable memory)."""
+    for kind in ("HtoD", "DtoH"):
+        copies = [op for op in t.gpu if op.kind == "memcpy" and op.name == kind]
+        if not copies:
+            continue
+        nbytes = sum(op.nbytes for op in copies)
+        dur = sum(op.end - op.start for op in copies)
+        big = max(copies, key=lambda op: op.nbytes)
+        host_kind = big.src_kind if kind == "HtoD" else big.dst_kind
+        gbps = nbytes / dur if dur else 0.0  # bytes per ns = GB/s
+        rep.info(f"{kind}: {len(copies)} copies, {nbytes / 1e6:.1f} MB in {fmt_ms(dur)} of GPU time "
+                 f"({gbps:.1f} GB/s), host memory of the largest: {host_kind or 'unknown'}")
+        rep.figures[f"{kind}_bytes"] = nbytes
+        rep.figures[f"{kind}_gpu_ns"] = dur
+        rep.figures[f"{kind}_GBps"] = round(gbps, 2)
+        rep.figures[f"{kind}_host_memory"] = host_kind
+    kernels = [op for op in t.gpu if op.kind == "kernel"]
+    for name in sorted({op.name for op in kernels}):
+        ks = [op for op in kernels if op.name == name]
+        dur = sum(op.end - op.start for op in ks)
+        rep.info(f"kernel {name}: {len(ks)} launches, {fmt_ms(dur)} of GPU time")
+        rep.figures[f"kernel_{name}_count"] = len(ks)
+        rep.figures[f"kernel_{name}_gpu_ns"] = dur
+    if t.gpu:
+        rep.figures["gpu_first_to_last_ns"] = max(op.end for op in t.gpu) - min(op.start for op in t.gpu)
+
+
+def critical_section(t: Trace, rep: Report, h2d: list[Range], d2h: list[Range]) -> None:
+    first, last = min(h2d, key=lambda r: r.start), max(d2h, key=lambda r: r.end)
+    cpu = last.end - first.start
+    rep.figures["critical_section_cpu_ns"] = cpu
+    rep.info(f"critical section (NVTX, CPU): '{first.name}' start to '{last.name}' end = {fmt_ms(cpu)}")
+    first_ops = t.work_of(t.calls_in(first))
+    last_ops = t.work_of([c for r in d2h for c in t.calls_in(r)])
+    if first_ops and last_ops:
+        gpu = max(op.end for op in last_ops) - min(op.start for op in first_ops)
+        rep.figures["critical_section_gpu_ns"] = gpu
+        rep.info(f"critical section (GPU work of those ranges): first H2D copy start to last D2H copy end "
+                 f"= {fmt_ms(gpu)}")
+
+
+def check_v2(t: Trace, rep: Report, array_size: int) -> None:
+    expected = [("Compilation", RED), ("H2D Memory", YELLOW), ("Kernels", GREEN), ("D2H Memory", ORANGE)]
+    got = [(r.name, r.color) for r in t.ranges]
+    rep.check(len(t.ranges) == 4 and [n for n, _ in got] == [n for n, _ in expected],
+              "exactly the four ranges, in order", ", ".join(f"'{n}'" for n, _ in got))
+    by_name = {r.name: r for r in t.ranges}
+    for name, color in expected:
+        r = by_name.get(name)
+        rep.check(r is not None and r.color == color, f"'{name}' is {color_name(color)}",
+                  "missing" if r is None else f"colour {color_name(r.color)}")
+    if len(by_name) < 4 or any(n not in by_name for n, _ in expected):
+        return
+
+    comp = t.work_of(t.calls_in(by_name["Compilation"], "cudaLaunchKernel"))
+    rep.check(sorted(op.name for op in comp) == ["divide_by", "partial_reduce", "single_thread_sum"],
+              "the warm-up launches each kernel once inside 'Compilation'",
+              ", ".join(op.name for op in comp))
+
+    h2d = [op for op in t.work_of(t.calls_in(by_name["H2D Memory"], "cudaMemcpy")) if op.name == "HtoD"]
+    rep.check(len(h2d) == 1 and h2d[0].nbytes == 4 * array_size,
+              "the array's H2D copy is called inside 'H2D Memory'",
+              f"{len(h2d)} copies, {sum(op.nbytes for op in h2d)} bytes")
+
+    launches = t.calls_in(by_name["Kernels"], "cudaLaunchKernel")
+    kernels = [op.name for op in t.work_of(launches)]
+    rep.check(kernels == ["partial_reduce", "single_thread_sum", "divide_by"],
+              "the three kernel launches are inside 'Kernels'", ", ".join(kernels) or "none")
+    outside = [op.name for op in t.gpu if op.kind == "kernel"
+               and op.correlation not in {c.correlation for c in launches}
+               and op.correlation not in {c.correlation for c in t.calls_in(by_name["Compilation"])}]
+    rep.check(not outside, "no kernel is launched outside 'Compilation' and 'Kernels'", ", ".join(outside))
+
+    d2h = [op for op in t.work_of(t.calls_in(by_name["D2H Memory"], "cudaMemcpy")) if op.name == "DtoH"]
+    rep.check(len(d2h) == 1 and d2h[0].nbytes == 4 * array_size,
+              "the array's D2H copy is called inside 'D2H Memory'",
+              f"{len(d2h)} copies, {sum(op.nbytes for op in d2h)} bytes")
+    critical_section(t, rep, [by_name["H2D Memory"]], [by_name["D2H Memory"]])
+
+
+def check_v3(t: Trace, rep: Report, streams: int, bug: bool, log: str | None) -> None:
+    per_stream = {"H2D Memory Stream {}": (YELLOW, 1), "Sum Kernels Stream {}": (GREEN, 1),
+                  "D2H Memory Stream {}": (ORANGE, 2), "Divide Kernel Stream {}": (GREEN, 1)}
+    expected: dict[str, tuple[int, int]] = {"Compilation": (RED, 1), "H2D Memory Default Stream": (YELLOW, 1)}
+    for i in range(streams):
+        for pattern, spec in per_stream.items():
+            expected[pattern.format(i)] = spec
+    counts: dict[str, int] = {}
+    for r in t.ranges:
+        counts[r.name] = counts.get(r.name, 0) + 1
+    unexpected = sorted(set(counts) - set(expected))
+    wrong = [f"'{n}' x{counts.get(n, 0)} (expected {k})" for n, (_, k) in expected.items() if counts.get(n, 0) != k]
+    rep.check(not unexpected and not wrong, f"the ranges of {streams} streams, each as often as expected",
+              "; ".join(wrong + [f"unexpected '{n}'" for n in unexpected]))
+    bad_colors = sorted({f"'{r.name}' {color_name(r.color)}" for r in t.ranges
+                         if r.name in expected and r.color != expected[r.name][0]})
+    rep.check(not bad_colors, "every range has its colour (red, yellow, green, orange)", ", ".join(bad_colors))
+
+    def ranges_named(name: str) -> list[Range]:
+        return [r for r in t.ranges if r.name == name]
+
+    def ops_in(name: str, prefix: str = "") -> list[GpuOp]:
+        return t.work_of([c for r in ranges_named(name) for c in t.calls_in(r, prefix)])
+
+    default_streams = {op.stream for op in ops_in("Compilation")}
+    default_streams |= {op.stream for op in ops_in("H2D Memory Default Stream")}
+    stream_of: list[int | None] = []
+    mismatches: list[str] = []
+    for i in range(streams):
+        h2d = [op for op in ops_in(f"H2D Memory Stream {i}", "cudaMemcpy") if op.name == "HtoD"]
+        s = h2d[0].stream if len(h2d) == 1 else None
+        stream_of.append(s)
+        if s is None:
+            mismatches.append(f"stream {i}: {len(h2d)} H2D copies in its H2D range")
+            continue
+        sums = ops_in(f"Sum Kernels Stream {i}", "cudaLaunchKernel")
+        names = sorted(op.name for op in sums)
+        if names != sorted(["partial_reduce", "single_thread_sum"] * SUM_ROUNDS):
+            mismatches.append(f"stream {i}: {len(sums)} kernels in 'Sum Kernels Stream {i}'")
+        divide = ops_in(f"Divide Kernel Stream {i}", "cudaLaunchKernel")
+        if [op.name for op in divide] != ["divide_by"]:
+            mismatches.append(f"stream {i}: {len(divide)} kernels in 'Divide Kernel Stream {i}'")
+        d2h = [op for op in ops_in(f"D2H Memory Stream {i}", "cudaMemcpy") if op.name == "DtoH"]
+        if len(d2h) != 2:
+            mismatches.append(f"stream {i}: {len(d2h)} D2H copies in its D2H ranges")
+        off = {op.stream for op in sums + divide + d2h} - {s}
+        if off:
+            mismatches.append(f"stream {i}: work of its ranges also ran on CUDA streams {sorted(off)}")
+    rep.check(not mismatches, "each stream's copies and kernels are issued inside its own ranges, "
+              "and run on one CUDA stream", "; ".join(mismatches))
+
+    used = [s for s in stream_of if s is not None]
+    distinct = sorted(set(used))
+    rep.figures["distinct_streams"] = len(distinct)
+    rep.info(f"CUDA stream ids carrying chunks 0..{streams - 1}: {stream_of}; default stream: {sorted(default_streams)}")
+    if bug:
+        rep.check(len(distinct) == 1, "--bug: every chunk ran on a single stream", f"{len(distinct)} distinct")
+        if log is not None:
+            rep.check(re.search(r"stream check FAILED", log) is not None,
+                      "--bug: the program's distinct-streams check fired", "its output says so"
+                      if "stream check FAILED" in log else "no 'stream check FAILED' in the log")
+    else:
+        rep.check(len(distinct) == streams, f"{streams} distinct streams carry the work",
+                  f"{len(distinct)} distinct")
+        rep.check(not (set(distinct) & default_streams), "no chunk runs on the default stream",
+                  f"default stream {sorted(default_streams)} also used by warm-up")
+
+    names = t.stream_names()
+    if names:
+        labels = {s: names.get(s) for s in distinct}
+        rep.info(f"stream names in the export: {labels}")
+        if not bug:
+            rep.check(all(labels[s] == f"stream {i}" for i, s in enumerate(stream_of) if s is not None),
+                      "the streams carry their nvtxpp names 'stream {i}'", str(labels))
+    else:
+        rep.info("this export holds no table of CUDA stream names (named in the timeline only)")
+
+    h2d_ranges = [r for r in t.ranges if re.fullmatch(r"H2D Memory Stream \d+", r.name)]
+    d2h_ranges = [r for r in t.ranges if re.fullmatch(r"D2H Memory Stream \d+", r.name)]
+    if h2d_ranges and d2h_ranges:
+        critical_section(t, rep, h2d_ranges, d2h_ranges)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("check", choices=["v2", "v3", "copies"])
+    parser.add_argument("sqlite")
+    parser.add_argument("--streams", type=int, default=4)
+    parser.add_argument("--array-size", type=int, default=100_000_000)
+    parser.add_argument("--bug", action="store_true", help="expect the one-stream bug")
+    parser.add_argument("--log", help="the program's output, for the --bug check")
+    parser.add_argument("--json", help="write the figures to this file")
+    args = parser.parse_args(argv)
+    if args.streams < 1:
+        parser.error("--streams must be at least 1")
+
+    try:
+        t = Trace(args.sqlite)
+    except sqlite3.Error as e:
+        print(f"verify_nsys.py: cannot read {args.sqlite}: {e}", file=sys.stderr)
+        return 2
+    rep = Report()
+    rep.check(bool(t.gpu), "the export holds CUDA activity", f"{len(t.gpu)} GPU operations")
+    if args.check == "v2":
+        check_v2(t, rep, args.array_size)
+    elif args.check == "v3":
+        log = None
+        if args.log:
+            with open(args.log, encoding="utf-8", errors="replace") as f:
+                log = f.read()
+        check_v3(t, rep, args.streams, args.bug, log)
+    copy_figures(t, rep)
+
+    print(f"== {args.check} {args.sqlite}" + (f" --streams {args.streams}" if args.check == "v3" else "")
+          + (" --bug" if args.bug else ""))
+    print("\n".join(rep.lines))
+    print("RESULT:", "PASS" if rep.ok else "FAIL")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"check": args.check, "sqlite": args.sqlite, "ok": rep.ok, **rep.figures}, f, indent=2)
+    return 0 if rep.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
