@@ -1,0 +1,108 @@
+/// @file
+/// @brief The event model shared by nvtxpp::testing (in-process recorder) and nvtxpp-capture.
+///
+/// Every NVTX call a tool receives becomes one `event`. Both front ends decode the same recorded
+/// stream into these structs, and `pair_ranges` turns push/pop and start/end events into
+/// completed ranges.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace nvtxpp::testing {
+
+/// @brief What kind of NVTX call produced an event.
+enum class event_type : std::uint8_t {
+  push,             ///< nvtxRangePush*, nvtxDomainRangePushEx
+  pop,              ///< nvtxRangePop, nvtxDomainRangePop
+  start,            ///< nvtxRangeStart*, nvtxDomainRangeStartEx
+  end,              ///< nvtxRangeEnd, nvtxDomainRangeEnd
+  mark,             ///< nvtxMark*, nvtxDomainMarkEx
+  name_thread,      ///< nvtxNameOsThread*: `handle` is the named thread's id, `message` the name
+  name_category,    ///< nvtx[Domain]NameCategory*: `category` and `message`
+  name_resource,    ///< CUDA/driver/generic resource naming: `resource`, `handle`, `message`
+  domain_create,    ///< nvtxDomainCreate*: `domain` and `message` hold the name
+  domain_destroy,   ///< nvtxDomainDestroy
+  resource_destroy, ///< nvtxDomainResourceDestroy: `handle` is the resource identifier
+  sync_create,      ///< nvtxDomainSyncUserCreate: `handle` is the sync object, `message` its name
+  sync_destroy,     ///< nvtxDomainSyncUserDestroy
+  sync_acquire_start,    ///< nvtxDomainSyncUserAcquireStart
+  sync_acquire_failed,   ///< nvtxDomainSyncUserAcquireFailed
+  sync_acquire_success,  ///< nvtxDomainSyncUserAcquireSuccess
+  sync_releasing,        ///< nvtxDomainSyncUserReleasing
+};
+
+/// @brief The payload attached to an event: one of NVTX's six scalar types, or none.
+///
+/// Alternatives in NVTX order: u64, i64, double, u32, i32, float.
+using payload_value = std::variant<std::monostate, std::uint64_t, std::int64_t, double,
+                                   std::uint32_t, std::int32_t, float>;
+
+/// @brief One NVTX call as a tool received it.
+struct event {
+  event_type type = event_type::mark;  ///< what kind of call
+  std::string domain;                  ///< domain name; "" for the global (default) domain
+  std::string message;                 ///< UTF-8 text; registered strings resolved; "" if none
+  std::optional<std::uint32_t> color;  ///< ARGB when the attributes carried an ARGB colour
+  std::uint32_t category = 0;          ///< 0 = none
+  std::string category_name;           ///< name of `category` in `domain` at that time, or ""
+  payload_value payload;               ///< monostate when none
+  std::uint64_t thread_id = 0;         ///< OS thread id (gettid) of the calling thread
+  std::string thread_name;             ///< name of the calling thread at that time, or ""
+  std::uint64_t range_id = 0;          ///< start/end pairing id; 0 for other events
+  int depth = 0;  ///< push: depth on this thread and domain before the push (outermost = 0);
+                  ///< pop: depth of the matching push, -1 when there was none
+  std::int64_t time_ns = 0;   ///< CLOCK_MONOTONIC nanoseconds
+  bool registered = false;    ///< the message was passed as a registered-string handle
+  bool truncated = false;     ///< the message was longer than `max_message_bytes` and was cut
+  bool null_message = false;  ///< the caller passed a null message; `message` is "(null)"
+  std::string resource;  ///< name_resource: "cuda_device", "cuda_stream", "cuda_event",
+                         ///< "cu_device", "cu_context", "cu_stream", "cu_event",
+                         ///< "generic_pointer", "generic_handle", "os_thread", "posix_thread"
+  std::uint64_t handle = 0;  ///< name_resource/name_thread/resource_destroy/sync_*: the object
+  std::uint32_t process_id = 0;  ///< OS process id of the recording process
+};
+
+/// @brief Longest message text kept, in bytes; longer messages are truncated to this many bytes
+/// (at a UTF-8 character boundary) and flagged `truncated`.
+inline constexpr std::size_t max_message_bytes = 4096;
+
+/// @brief A push/pop or start/end pair joined into one range.
+struct completed_range {
+  std::string domain;                  ///< "" for the global domain
+  std::string name;                    ///< message of the push/start
+  std::optional<std::uint32_t> color;  ///< ARGB colour of the push/start, if any
+  std::uint32_t category = 0;          ///< category id of the push/start
+  std::string category_name;           ///< its name, or ""
+  payload_value payload;               ///< payload of the push/start
+  std::uint64_t thread_id = 0;         ///< thread that pushed/started it
+  std::uint64_t end_thread_id = 0;     ///< thread that popped/ended it (start/end may differ)
+  std::string thread_name;             ///< name of `thread_id` when the range began
+  std::uint32_t process_id = 0;        ///< process that recorded it
+  std::int64_t start_ns = 0;           ///< begin time (CLOCK_MONOTONIC)
+  std::int64_t end_ns = 0;             ///< end time; the end of the recording if `unterminated`
+  int depth = 0;                       ///< push/pop nesting depth (0 = outermost); 0 for start/end
+  bool push_pop = true;                ///< true: push/pop; false: start/end
+  bool unterminated = false;  ///< still open at the end; closed at the recording's end time
+  std::uint64_t range_id = 0;  ///< start/end id, 0 for push/pop
+};
+
+/// @brief Pairs push/pop (per thread and domain, innermost first) and start/end (by id) events.
+/// @param events events in time order, as `recorder::events()` returns them
+/// @param end_ns time at which ranges still open are closed (and marked `unterminated`)
+/// @param warnings when not null, receives one line per unbalanced pop or unknown end id
+/// @return completed ranges ordered by start time
+[[nodiscard]] std::vector<completed_range> pair_ranges(std::vector<event> const& events,
+                                                       std::int64_t end_ns,
+                                                       std::vector<std::string>* warnings = nullptr);
+
+/// @brief Name of an event type ("push", "name_thread", ...).
+[[nodiscard]] char const* to_string(event_type type) noexcept;
+
+/// @brief One readable line describing an event (type, domain, message, attributes, thread).
+[[nodiscard]] std::string to_string(event const& e);
+
+}  // namespace nvtxpp::testing

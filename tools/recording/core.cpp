@@ -1,0 +1,1082 @@
+// The recorder core: NVTX callbacks writing per-thread streams (see format.hpp).
+//
+// Hot path (push, pop, start, end, mark): one relaxed load of the recording flag, one TLS load,
+// a timestamp, a few stores into the thread's block, one release store of the block's fill
+// level. No lock, no allocation; a full block goes to the front end's chunk_full hook.
+// Naming calls (domains, registered strings, categories, threads, resources) take a mutex and
+// may allocate: they are rare and their text is interned once.
+
+#define NVTX_NO_IMPL
+#include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvToolsExtPayload.h>
+#include <nvtx3/nvToolsExtSync.h>
+
+#include "core.hpp"
+#include "format.hpp"
+
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <cwchar>
+#include <deque>
+#include <map>
+#include <new>
+#include <type_traits>
+#include <unordered_map>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#include <x86intrin.h>
+#define NVTXPP_RECORDING_HAVE_TSC 1
+#else
+#define NVTXPP_RECORDING_HAVE_TSC 0
+#endif
+
+#define NVTXPP_LIKELY(x) __builtin_expect(!!(x), 1)
+#define NVTXPP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+namespace nvtxpp::recording {
+
+namespace {
+
+using testing::event_type;
+
+// ---------------------------------------------------------------------------------------------
+// Global state. Plain globals with constant initialisation: usable from the first NVTX call,
+// also during static initialisation, and never destroyed (threads may outlive main).
+
+std::atomic<bool> g_recording{false};
+std::atomic<bool> g_attached{false};
+std::atomic<thread_state*> g_threads{nullptr};
+bool g_tsc = false;
+hooks g_hooks;
+
+// TLS in initial-exec form: a plain %fs-relative load, also inside the dlopen'ed injection
+// library (glibc reserves static TLS room for such small additions).
+__attribute__((tls_model("initial-exec"))) thread_local thread_state* t_self = nullptr;
+__attribute__((tls_model("initial-exec"))) thread_local bool t_dead = false;
+
+struct domain_rec {
+  std::uint32_t index;
+};
+struct string_rec {
+  std::uint32_t id;
+};
+struct resource_rec {
+  std::uint32_t domain;
+  resource_kind kind;
+  std::uint64_t identifier;
+};
+struct sync_rec {
+  std::uint32_t domain;
+};
+
+struct name_state {
+  std::mutex mutex;
+  name_tables tables;
+  std::unordered_map<std::string, std::uint32_t> string_ids;
+  std::unordered_map<std::string, domain_rec*> domains_by_name;
+  std::deque<domain_rec> domain_recs;
+  std::map<std::pair<std::uint32_t, std::string>, string_rec*> registered;
+  std::deque<string_rec> string_recs;
+  std::deque<resource_rec> resource_recs;
+  std::deque<sync_rec> sync_recs;
+  std::uint32_t next_thread_index = 0;
+};
+
+name_state& state() noexcept {
+  static name_state* s = new name_state;  // never destroyed, see above
+  return *s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Clock.
+
+bool invariant_tsc() noexcept {
+#if NVTXPP_RECORDING_HAVE_TSC
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid(0x80000007U, &a, &b, &c, &d) != 0) {
+    return (d & (1U << 8)) != 0;
+  }
+#endif
+  return false;
+}
+
+inline std::int64_t raw_ticks() noexcept {
+#if NVTXPP_RECORDING_HAVE_TSC
+  if (NVTXPP_LIKELY(g_tsc)) {
+    return static_cast<std::int64_t>(__rdtsc());
+  }
+#endif
+  return monotonic_ns();
+}
+
+tick_clock calibrate() noexcept {
+  tick_clock c;
+  c.tsc = invariant_tsc() && std::getenv("NVTXPP_NO_TSC") == nullptr;
+  g_tsc = c.tsc;
+  c.ns0 = monotonic_ns();
+  c.ticks0 = raw_ticks();
+  if (c.tsc) {
+    // Spin ~2 ms to estimate the rate; later calibration points refine it when decoding.
+    std::int64_t n1 = c.ns0;
+    while (n1 - c.ns0 < 2'000'000) {
+      n1 = monotonic_ns();
+    }
+    std::int64_t const t1 = raw_ticks();
+    c.ns_per_tick = static_cast<double>(n1 - c.ns0) / static_cast<double>(t1 - c.ticks0);
+  }
+  return c;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Threads.
+
+struct exit_guard {
+  thread_state* t = nullptr;
+  exit_guard() = default;
+  exit_guard(exit_guard const&) = delete;
+  exit_guard& operator=(exit_guard const&) = delete;
+  ~exit_guard() {
+    if (t != nullptr) {
+      if (g_hooks.thread_exit != nullptr) {
+        g_hooks.thread_exit(*t);
+      }
+      t->exited.store(true, std::memory_order_release);
+    }
+    t_self = nullptr;
+    t_dead = true;  // NVTX calls from later TLS destructors of this thread are dropped
+  }
+};
+thread_local exit_guard t_guard;
+
+__attribute__((noinline, cold)) thread_state* register_thread() noexcept {
+  if (t_dead) {
+    return nullptr;
+  }
+  auto* t = new (std::nothrow) thread_state;
+  if (t == nullptr) {
+    return nullptr;
+  }
+  t->cur = new (std::nothrow) chunk;
+  if (t->cur == nullptr) {
+    delete t;
+    return nullptr;
+  }
+  t->current.store(t->cur, std::memory_order_relaxed);
+  t->head = t->cur;
+  t->tid = static_cast<std::uint64_t>(::syscall(SYS_gettid));
+  t->pid = static_cast<std::uint32_t>(::getpid());
+  {
+    std::lock_guard lock{state().mutex};
+    t->index = state().next_thread_index++;
+    t->next = g_threads.load(std::memory_order_relaxed);
+    g_threads.store(t, std::memory_order_release);
+  }
+  t_guard.t = t;
+  t_self = t;
+  return t;
+}
+
+inline thread_state* self() noexcept {
+  thread_state* t = t_self;
+  if (NVTXPP_UNLIKELY(t == nullptr)) {
+    t = register_thread();
+  }
+  return t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing records.
+
+inline unsigned char* reserve(thread_state* t, std::uint32_t n) noexcept {
+  if (NVTXPP_UNLIKELY(chunk_capacity - t->used < n)) {
+    g_hooks.chunk_full(*t);
+  }
+  return t->cur->data + t->used;
+}
+
+inline void commit(thread_state* t, unsigned char* end) noexcept {
+  t->used = static_cast<std::uint32_t>(end - t->cur->data);
+  t->cur->used.store(t->used, std::memory_order_release);
+}
+
+/// Where a record's message comes from.
+struct message_src {
+  message_kind kind = message_kind::none;
+  std::uint8_t flags = 0;
+  char const* text = nullptr;      // inline UTF-8 text
+  std::uint16_t length = 0;        // its length
+  wchar_t const* wide = nullptr;   // inline wide text, converted while writing
+  std::uint32_t string_id = 0;     // message_kind::string_id
+};
+
+/// Longest prefix of `s` (at most `max` bytes) that ends on a UTF-8 character boundary.
+std::size_t utf8_cut(char const* s, std::size_t max) noexcept {
+  std::size_t n = max;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0U) == 0x80U) {
+    --n;
+  }
+  return n;
+}
+
+inline message_src ascii(char const* s) noexcept {
+  message_src m;
+  if (NVTXPP_UNLIKELY(s == nullptr)) {
+    m.flags = flag::null_message;
+    return m;
+  }
+  m.kind = message_kind::inline_text;
+  m.text = s;
+  std::size_t n = ::strnlen(s, testing::max_message_bytes + 1);
+  if (NVTXPP_UNLIKELY(n > testing::max_message_bytes)) {
+    n = utf8_cut(s, testing::max_message_bytes);
+    m.flags = flag::truncated;
+  }
+  m.length = static_cast<std::uint16_t>(n);
+  return m;
+}
+
+inline message_src wide(wchar_t const* s) noexcept {
+  message_src m;
+  if (s == nullptr) {
+    m.flags = flag::null_message;
+    return m;
+  }
+  m.kind = message_kind::inline_text;
+  m.wide = s;
+  return m;
+}
+
+/// Appends UTF-8 of `s` to `out` (at most `max` bytes); sets `truncated` when cut.
+std::size_t wide_to_utf8(wchar_t const* s, unsigned char* out, std::size_t max,
+                         bool& truncated) noexcept {
+  std::size_t n = 0;
+  for (; *s != 0; ++s) {
+    auto c = static_cast<std::uint32_t>(*s);
+    if (c > 0x10FFFFU || (c >= 0xD800U && c <= 0xDFFFU)) {
+      c = 0xFFFDU;  // not a Unicode scalar value
+    }
+    unsigned char buf[4];
+    std::size_t k = 0;
+    if (c < 0x80U) {
+      buf[k++] = static_cast<unsigned char>(c);
+    } else if (c < 0x800U) {
+      buf[k++] = static_cast<unsigned char>(0xC0U | (c >> 6));
+      buf[k++] = static_cast<unsigned char>(0x80U | (c & 0x3FU));
+    } else if (c < 0x10000U) {
+      buf[k++] = static_cast<unsigned char>(0xE0U | (c >> 12));
+      buf[k++] = static_cast<unsigned char>(0x80U | ((c >> 6) & 0x3FU));
+      buf[k++] = static_cast<unsigned char>(0x80U | (c & 0x3FU));
+    } else {
+      buf[k++] = static_cast<unsigned char>(0xF0U | (c >> 18));
+      buf[k++] = static_cast<unsigned char>(0x80U | ((c >> 12) & 0x3FU));
+      buf[k++] = static_cast<unsigned char>(0x80U | ((c >> 6) & 0x3FU));
+      buf[k++] = static_cast<unsigned char>(0x80U | (c & 0x3FU));
+    }
+    if (n + k > max) {
+      truncated = true;
+      break;
+    }
+    std::memcpy(out + n, buf, k);
+    n += k;
+  }
+  return n;
+}
+
+std::string wide_to_string(wchar_t const* s, bool& truncated) {
+  std::string out(testing::max_message_bytes, '\0');
+  std::size_t n = wide_to_utf8(s, reinterpret_cast<unsigned char*>(out.data()), out.size(),
+                               truncated);
+  out.resize(n);
+  return out;
+}
+
+/// Optional fields of a record.
+struct fields {
+  std::uint8_t flags = 0;
+  std::uint8_t payload_type = 0;
+  std::uint32_t color = 0;
+  std::uint32_t category = 0;
+  std::uint64_t payload = 0;
+  std::uint64_t id = 0;
+};
+
+inline void read_attributes(nvtxEventAttributes_t const* a, fields& f, message_src& m) noexcept {
+  if (NVTXPP_UNLIKELY(a == nullptr)) {
+    m.flags = flag::null_message;
+    return;
+  }
+  if (a->colorType == NVTX_COLOR_ARGB) {
+    f.flags |= flag::has_color;
+    f.color = a->color;
+  }
+  if (a->category != 0) {
+    f.flags |= flag::has_category;
+    f.category = a->category;
+  }
+  if (a->payloadType >= NVTX_PAYLOAD_TYPE_UNSIGNED_INT64 &&
+      a->payloadType <= NVTX_PAYLOAD_TYPE_FLOAT) {
+    f.payload_type = static_cast<std::uint8_t>(a->payloadType);
+    std::memcpy(&f.payload, &a->payload, a->payloadType <= NVTX_PAYLOAD_TYPE_DOUBLE ? 8 : 4);
+  }
+  switch (a->messageType) {
+    case NVTX_MESSAGE_TYPE_ASCII: m = ascii(a->message.ascii); break;
+    case NVTX_MESSAGE_TYPE_UNICODE: m = wide(a->message.unicode); break;
+    case NVTX_MESSAGE_TYPE_REGISTERED:
+      if (a->message.registered == nullptr) {
+        m.flags = flag::null_message | flag::registered;
+      } else {
+        m.kind = message_kind::string_id;
+        m.flags = flag::registered;
+        m.string_id = reinterpret_cast<string_rec const*>(a->message.registered)->id;
+      }
+      break;
+    default: break;  // no message
+  }
+}
+
+inline void write_record(thread_state* t, event_type type, std::uint32_t domain, fields const& f,
+                         message_src const& m) noexcept {
+  std::uint32_t size = static_cast<std::uint32_t>(sizeof(record_header));
+  size += (f.flags & flag::has_color) ? 4U : 0U;
+  size += (f.flags & flag::has_category) ? 4U : 0U;
+  size += f.payload_type != 0 ? 8U : 0U;
+  size += (f.flags & flag::has_id) ? 8U : 0U;
+  if (m.kind == message_kind::inline_text) {
+    size += 2U + (m.wide != nullptr ? static_cast<std::uint32_t>(testing::max_message_bytes)
+                                    : m.length);
+  } else if (m.kind == message_kind::string_id) {
+    size += 4U;
+  }
+  unsigned char* p = reserve(t, size);
+  record_header h;
+  h.type = static_cast<std::uint8_t>(type);
+  h.flags = static_cast<std::uint8_t>(f.flags | m.flags);
+  h.payload_type = f.payload_type;
+  h.message = static_cast<std::uint8_t>(m.kind);
+  h.domain = domain;
+  h.ticks = raw_ticks();
+  unsigned char* const header_at = p;
+  p = store(p, h);
+  if (f.flags & flag::has_color) {
+    p = store(p, f.color);
+  }
+  if (f.flags & flag::has_category) {
+    p = store(p, f.category);
+  }
+  if (f.payload_type != 0) {
+    p = store(p, f.payload);
+  }
+  if (f.flags & flag::has_id) {
+    p = store(p, f.id);
+  }
+  if (m.kind == message_kind::inline_text) {
+    if (m.wide != nullptr) {
+      bool truncated = false;
+      auto n = wide_to_utf8(m.wide, p + 2, testing::max_message_bytes, truncated);
+      p = store(p, static_cast<std::uint16_t>(n));
+      p += n;
+      if (truncated) {
+        header_at[1] = static_cast<unsigned char>(header_at[1] | flag::truncated);
+      }
+    } else {
+      p = store(p, m.length);
+      std::memcpy(p, m.text, m.length);
+      p += m.length;
+    }
+  } else if (m.kind == message_kind::string_id) {
+    p = store(p, m.string_id);
+  }
+  commit(t, p);
+}
+
+inline std::uint32_t domain_index(nvtxDomainHandle_t d) noexcept {
+  return d == nullptr ? 0U : reinterpret_cast<domain_rec const*>(d)->index;
+}
+
+inline bool on() noexcept { return g_recording.load(std::memory_order_relaxed); }
+
+// ---------------------------------------------------------------------------------------------
+// Event callbacks (hot).
+
+inline void mark_impl(std::uint32_t domain, fields const& f, message_src const& m) noexcept {
+  if (thread_state* t = self()) {
+    write_record(t, event_type::mark, domain, f, m);
+  }
+}
+
+inline int push_impl(std::uint32_t domain, fields const& f, message_src const& m) noexcept {
+  thread_state* t = self();
+  if (NVTXPP_UNLIKELY(t == nullptr)) {
+    return -1;
+  }
+  write_record(t, event_type::push, domain, f, m);
+  return t->depth[domain % depth_slots]++;
+}
+
+inline int pop_impl(std::uint32_t domain) noexcept {
+  thread_state* t = self();
+  if (NVTXPP_UNLIKELY(t == nullptr)) {
+    return -1;
+  }
+  unsigned char* p = reserve(t, sizeof(record_header));
+  record_header h{static_cast<std::uint8_t>(event_type::pop), 0, 0, 0, domain, raw_ticks()};
+  commit(t, store(p, h));
+  int& d = t->depth[domain % depth_slots];
+  return d > 0 ? --d : -1;
+}
+
+inline nvtxRangeId_t start_impl(std::uint32_t domain, fields& f, message_src const& m) noexcept {
+  thread_state* t = self();
+  if (NVTXPP_UNLIKELY(t == nullptr)) {
+    return 0;
+  }
+  f.flags |= flag::has_id;
+  f.id = (static_cast<std::uint64_t>(t->index + 1U) << 40U) |
+         (++t->next_range & ((std::uint64_t{1} << 40U) - 1U));
+  write_record(t, event_type::start, domain, f, m);
+  return f.id;
+}
+
+inline void end_impl(std::uint32_t domain, nvtxRangeId_t id) noexcept {
+  if (thread_state* t = self()) {
+    fields f;
+    f.flags = flag::has_id;
+    f.id = id;
+    write_record(t, event_type::end, domain, f, message_src{});
+  }
+}
+
+void NVTX_API cb_mark_ex(nvtxEventAttributes_t const* a) {
+  if (on()) {
+    fields f;
+    message_src m;
+    read_attributes(a, f, m);
+    mark_impl(0, f, m);
+  }
+}
+void NVTX_API cb_mark_a(char const* s) {
+  if (on()) {
+    mark_impl(0, fields{}, ascii(s));
+  }
+}
+void NVTX_API cb_mark_w(wchar_t const* s) {
+  if (on()) {
+    mark_impl(0, fields{}, wide(s));
+  }
+}
+void NVTX_API cb_domain_mark_ex(nvtxDomainHandle_t d, nvtxEventAttributes_t const* a) {
+  if (on()) {
+    fields f;
+    message_src m;
+    read_attributes(a, f, m);
+    mark_impl(domain_index(d), f, m);
+  }
+}
+
+nvtxRangeId_t NVTX_API cb_start_ex(nvtxEventAttributes_t const* a) {
+  if (!on()) {
+    return 0;
+  }
+  fields f;
+  message_src m;
+  read_attributes(a, f, m);
+  return start_impl(0, f, m);
+}
+nvtxRangeId_t NVTX_API cb_start_a(char const* s) {
+  if (!on()) {
+    return 0;
+  }
+  fields f;
+  return start_impl(0, f, ascii(s));
+}
+nvtxRangeId_t NVTX_API cb_start_w(wchar_t const* s) {
+  if (!on()) {
+    return 0;
+  }
+  fields f;
+  return start_impl(0, f, wide(s));
+}
+nvtxRangeId_t NVTX_API cb_domain_start_ex(nvtxDomainHandle_t d, nvtxEventAttributes_t const* a) {
+  if (!on()) {
+    return 0;
+  }
+  fields f;
+  message_src m;
+  read_attributes(a, f, m);
+  return start_impl(domain_index(d), f, m);
+}
+void NVTX_API cb_end(nvtxRangeId_t id) {
+  if (on()) {
+    end_impl(0, id);
+  }
+}
+void NVTX_API cb_domain_end(nvtxDomainHandle_t d, nvtxRangeId_t id) {
+  if (on()) {
+    end_impl(domain_index(d), id);
+  }
+}
+
+int NVTX_API cb_push_ex(nvtxEventAttributes_t const* a) {
+  if (!on()) {
+    return 0;
+  }
+  fields f;
+  message_src m;
+  read_attributes(a, f, m);
+  return push_impl(0, f, m);
+}
+int NVTX_API cb_push_a(char const* s) { return on() ? push_impl(0, fields{}, ascii(s)) : 0; }
+int NVTX_API cb_push_w(wchar_t const* s) { return on() ? push_impl(0, fields{}, wide(s)) : 0; }
+int NVTX_API cb_domain_push_ex(nvtxDomainHandle_t d, nvtxEventAttributes_t const* a) {
+  if (!on()) {
+    return 0;
+  }
+  fields f;
+  message_src m;
+  read_attributes(a, f, m);
+  return push_impl(domain_index(d), f, m);
+}
+int NVTX_API cb_pop() { return on() ? pop_impl(0) : 0; }
+int NVTX_API cb_domain_pop(nvtxDomainHandle_t d) { return on() ? pop_impl(domain_index(d)) : 0; }
+
+// ---------------------------------------------------------------------------------------------
+// Naming callbacks (cold: lock, intern, allocate).
+
+/// Interns `text` (under the lock) and returns its id.
+std::uint32_t intern_locked(name_state& s, std::string const& text) {
+  auto [it, fresh] = s.string_ids.try_emplace(text, 0U);
+  if (fresh) {
+    it->second = static_cast<std::uint32_t>(s.tables.strings.size());
+    s.tables.strings.push_back(text);
+    if (g_hooks.string_defined != nullptr) {
+      g_hooks.string_defined(it->second, text);
+    }
+  }
+  return it->second;
+}
+
+/// Text of a naming call's argument, capped like messages.
+struct name_text {
+  std::string text;
+  std::uint8_t flags = 0;
+};
+
+name_text text_of(char const* s) {
+  name_text n;
+  if (s == nullptr) {
+    n.text = "(null)";
+    n.flags = flag::null_message;
+    return n;
+  }
+  std::size_t len = ::strnlen(s, testing::max_message_bytes + 1);
+  if (len > testing::max_message_bytes) {
+    len = utf8_cut(s, testing::max_message_bytes);
+    n.flags = flag::truncated;
+  }
+  n.text.assign(s, len);
+  return n;
+}
+
+name_text text_of(wchar_t const* s) {
+  name_text n;
+  if (s == nullptr) {
+    n.text = "(null)";
+    n.flags = flag::null_message;
+    return n;
+  }
+  bool truncated = false;
+  n.text = wide_to_string(s, truncated);
+  n.flags = truncated ? flag::truncated : std::uint8_t{0};
+  return n;
+}
+
+name_text text_of(std::int32_t type, nvtxMessageValue_t const& v, name_state& s) {
+  switch (type) {
+    case NVTX_MESSAGE_TYPE_ASCII: return text_of(v.ascii);
+    case NVTX_MESSAGE_TYPE_UNICODE: return text_of(v.unicode);
+    case NVTX_MESSAGE_TYPE_REGISTERED:
+      if (v.registered != nullptr) {
+        return {s.tables.string_at(reinterpret_cast<string_rec const*>(v.registered)->id),
+                flag::registered};
+      }
+      return {"(null)", flag::null_message};
+    default: return {};
+  }
+}
+
+/// Records a naming event whose text is the interned string `id`.
+void naming_event(event_type type, std::uint32_t domain, std::uint32_t string_id,
+                  std::uint8_t text_flags, fields f) noexcept {
+  if (!on()) {
+    return;
+  }
+  if (thread_state* t = self()) {
+    message_src m;
+    m.kind = message_kind::string_id;
+    m.string_id = string_id;
+    m.flags = text_flags;
+    write_record(t, type, domain, f, m);
+  }
+}
+
+template <class Char>
+void name_category(std::uint32_t domain, std::uint32_t category, Char const* name) noexcept {
+  try {
+    name_text n = text_of(name);
+    std::int64_t const ticks = raw_ticks();
+    std::uint32_t id = 0;
+    {
+      auto& s = state();
+      std::lock_guard lock{s.mutex};
+      id = intern_locked(s, n.text);
+      s.tables.category_names[{domain, category}].emplace_back(ticks, id);
+      if (g_hooks.category_named != nullptr) {
+        g_hooks.category_named(domain, category, ticks, id);
+      }
+    }
+    fields f;
+    f.flags = flag::has_category;
+    f.category = category;
+    naming_event(event_type::name_category, domain, id, n.flags, f);
+  } catch (...) {
+    // Out of memory while naming: the name is lost, the program goes on.
+  }
+}
+
+template <class Char>
+void name_thread(std::uint32_t tid, Char const* name) noexcept {
+  try {
+    name_text n = text_of(name);
+    std::int64_t const ticks = raw_ticks();
+    std::uint32_t id = 0;
+    {
+      auto& s = state();
+      std::lock_guard lock{s.mutex};
+      id = intern_locked(s, n.text);
+      s.tables.thread_names[tid].emplace_back(ticks, id);
+      if (g_hooks.thread_named != nullptr) {
+        g_hooks.thread_named(tid, ticks, id);
+      }
+    }
+    fields f;
+    f.flags = flag::has_id;
+    f.id = tid;
+    naming_event(event_type::name_thread, 0, id, n.flags, f);
+  } catch (...) {
+  }
+}
+
+template <class Char>
+void name_resource(resource_kind kind, std::uint64_t handle, Char const* name) noexcept {
+  try {
+    name_text n = text_of(name);
+    std::uint32_t id = 0;
+    {
+      auto& s = state();
+      std::lock_guard lock{s.mutex};
+      id = intern_locked(s, n.text);
+    }
+    fields f;
+    f.flags = flag::has_id | flag::has_category;
+    f.id = handle;
+    f.category = static_cast<std::uint32_t>(kind);
+    naming_event(event_type::name_resource, 0, id, n.flags, f);
+  } catch (...) {
+  }
+}
+
+void NVTX_API cb_name_category_a(std::uint32_t c, char const* n) { name_category(0, c, n); }
+void NVTX_API cb_name_category_w(std::uint32_t c, wchar_t const* n) { name_category(0, c, n); }
+void NVTX_API cb_domain_name_category_a(nvtxDomainHandle_t d, std::uint32_t c, char const* n) {
+  name_category(domain_index(d), c, n);
+}
+void NVTX_API cb_domain_name_category_w(nvtxDomainHandle_t d, std::uint32_t c,
+                                        wchar_t const* n) {
+  name_category(domain_index(d), c, n);
+}
+void NVTX_API cb_name_thread_a(std::uint32_t tid, char const* n) { name_thread(tid, n); }
+void NVTX_API cb_name_thread_w(std::uint32_t tid, wchar_t const* n) { name_thread(tid, n); }
+
+template <class Char>
+nvtxDomainHandle_t create_domain(Char const* name) noexcept {
+  try {
+    name_text n = text_of(name);
+    domain_rec* rec = nullptr;
+    std::uint32_t id = 0;
+    {
+      auto& s = state();
+      std::lock_guard lock{s.mutex};
+      id = intern_locked(s, n.text);
+      auto [it, fresh] = s.domains_by_name.try_emplace(n.text, nullptr);
+      if (fresh) {
+        auto index = static_cast<std::uint32_t>(s.tables.domains.size());
+        s.tables.domains.push_back(n.text);
+        it->second = &s.domain_recs.emplace_back(domain_rec{index});
+        if (g_hooks.domain_defined != nullptr) {
+          g_hooks.domain_defined(index, n.text);
+        }
+      }
+      rec = it->second;
+    }
+    naming_event(event_type::domain_create, rec->index, id, n.flags, fields{});
+    return reinterpret_cast<nvtxDomainHandle_t>(rec);
+  } catch (...) {
+    return nullptr;  // NVTX treats a null domain as the global one
+  }
+}
+
+nvtxDomainHandle_t NVTX_API cb_domain_create_a(char const* n) { return create_domain(n); }
+nvtxDomainHandle_t NVTX_API cb_domain_create_w(wchar_t const* n) { return create_domain(n); }
+void NVTX_API cb_domain_destroy(nvtxDomainHandle_t d) {
+  // The handle stays valid (NVTX allows late use by other threads); only the call is recorded.
+  if (on()) {
+    if (thread_state* t = self()) {
+      write_record(t, event_type::domain_destroy, domain_index(d), fields{}, message_src{});
+    }
+  }
+}
+
+template <class Char>
+nvtxStringHandle_t register_string(nvtxDomainHandle_t d, Char const* text) noexcept {
+  if (text == nullptr) {
+    return nullptr;  // a later use reads as a null message
+  }
+  try {
+    name_text n = text_of(text);
+    auto& s = state();
+    std::lock_guard lock{s.mutex};
+    std::uint32_t const id = intern_locked(s, n.text);
+    auto [it, fresh] = s.registered.try_emplace({domain_index(d), n.text}, nullptr);
+    if (fresh) {
+      it->second = &s.string_recs.emplace_back(string_rec{id});
+    }
+    return reinterpret_cast<nvtxStringHandle_t>(it->second);
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+nvtxStringHandle_t NVTX_API cb_register_string_a(nvtxDomainHandle_t d, char const* s) {
+  return register_string(d, s);
+}
+nvtxStringHandle_t NVTX_API cb_register_string_w(nvtxDomainHandle_t d, wchar_t const* s) {
+  return register_string(d, s);
+}
+
+resource_kind kind_of(std::int32_t identifier_type) noexcept {
+  constexpr auto make = [](std::uint32_t cls, std::uint32_t index) {
+    return static_cast<std::int32_t>((cls << 16U) | index);
+  };
+  if (identifier_type == NVTX_RESOURCE_TYPE_GENERIC_POINTER) return resource_kind::generic_pointer;
+  if (identifier_type == NVTX_RESOURCE_TYPE_GENERIC_HANDLE) return resource_kind::generic_handle;
+  if (identifier_type == NVTX_RESOURCE_TYPE_GENERIC_THREAD_NATIVE) return resource_kind::os_thread;
+  if (identifier_type == NVTX_RESOURCE_TYPE_GENERIC_THREAD_POSIX) {
+    return resource_kind::posix_thread;
+  }
+  if (identifier_type == make(4, 1)) return resource_kind::cu_device;
+  if (identifier_type == make(4, 2)) return resource_kind::cu_context;
+  if (identifier_type == make(4, 3)) return resource_kind::cu_stream;
+  if (identifier_type == make(4, 4)) return resource_kind::cu_event;
+  if (identifier_type == make(5, 0)) return resource_kind::cuda_device;
+  if (identifier_type == make(5, 1)) return resource_kind::cuda_stream;
+  if (identifier_type == make(5, 2)) return resource_kind::cuda_event;
+  return resource_kind::unknown;
+}
+
+nvtxResourceHandle_t NVTX_API cb_resource_create(nvtxDomainHandle_t d,
+                                                 nvtxResourceAttributes_t* a) {
+  if (a == nullptr) {
+    return nullptr;
+  }
+  try {
+    auto& s = state();
+    resource_rec* rec = nullptr;
+    name_text n;
+    std::uint32_t id = 0;
+    {
+      std::lock_guard lock{s.mutex};
+      n = text_of(a->messageType, a->message, s);
+      id = intern_locked(s, n.text);
+      rec = &s.resource_recs.emplace_back(
+          resource_rec{domain_index(d), kind_of(a->identifierType), a->identifier.ullValue});
+    }
+    fields f;
+    f.flags = flag::has_id | flag::has_category;
+    f.id = rec->identifier;
+    f.category = static_cast<std::uint32_t>(rec->kind);
+    naming_event(event_type::name_resource, rec->domain, id, n.flags, f);
+    return reinterpret_cast<nvtxResourceHandle_t>(rec);
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+void NVTX_API cb_resource_destroy(nvtxResourceHandle_t h) {
+  if (h == nullptr || !on()) {
+    return;
+  }
+  auto const* rec = reinterpret_cast<resource_rec const*>(h);
+  if (thread_state* t = self()) {
+    fields f;
+    f.flags = flag::has_id;
+    f.id = rec->identifier;
+    write_record(t, event_type::resource_destroy, rec->domain, f, message_src{});
+  }
+}
+
+void NVTX_API cb_initialize(void const*) {}
+
+// CUDA driver and runtime naming. The handle types are pointers or ints; NVTX passes them
+// through unchanged.
+template <resource_kind K, class H, class Char>
+void NVTX_API cb_name_handle(H handle, Char const* name) {
+  std::uint64_t value = 0;
+  if constexpr (std::is_pointer_v<H>) {
+    value = reinterpret_cast<std::uintptr_t>(handle);
+  } else {
+    value = static_cast<std::uint64_t>(static_cast<std::int64_t>(handle));
+  }
+  name_resource(K, value, name);
+}
+
+// User synchronisation objects.
+nvtxSyncUser_t NVTX_API cb_sync_create(nvtxDomainHandle_t d, nvtxSyncUserAttributes_t const* a) {
+  try {
+    auto& s = state();
+    sync_rec* rec = nullptr;
+    name_text n;
+    std::uint32_t id = 0;
+    {
+      std::lock_guard lock{s.mutex};
+      if (a != nullptr) {
+        n = text_of(a->messageType, a->message, s);
+      }
+      id = intern_locked(s, n.text);
+      rec = &s.sync_recs.emplace_back(sync_rec{domain_index(d)});
+    }
+    fields f;
+    f.flags = flag::has_id;
+    f.id = reinterpret_cast<std::uintptr_t>(rec);
+    naming_event(event_type::sync_create, rec->domain, id, n.flags, f);
+    return reinterpret_cast<nvtxSyncUser_t>(rec);
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+template <event_type E>
+void NVTX_API cb_sync(nvtxSyncUser_t h) {
+  if (h == nullptr || !on()) {
+    return;
+  }
+  if (thread_state* t = self()) {
+    fields f;
+    f.flags = flag::has_id;
+    f.id = reinterpret_cast<std::uintptr_t>(h);
+    write_record(t, E, reinterpret_cast<sync_rec const*>(h)->domain, f, message_src{});
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Extension (payload module): nvtxDomainIsEnabled.
+
+std::uint8_t NVTX_API cb_domain_is_enabled(nvtxDomainHandle_t) {
+  return on() ? std::uint8_t{1} : std::uint8_t{0};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Filling NVTX's tables.
+
+template <class F>
+void put(NvtxFunctionTable table, unsigned size, unsigned index, F fn) noexcept {
+  if (table != nullptr && index < size && table[index] != nullptr) {
+    *table[index] = reinterpret_cast<NvtxFunctionPointer>(fn);
+  }
+}
+
+bool module_table(NvtxExportTableCallbacks const* etbl, NvtxCallbackModule module,
+                  NvtxFunctionTable& table, unsigned& size) noexcept {
+  table = nullptr;
+  size = 0;
+  return etbl->GetModuleFunctionTable(module, &table, &size) != 0 && table != nullptr;
+}
+
+}  // namespace
+
+// -----------------------------------------------------------------------------------------------
+// Public (internal) interface.
+
+std::int64_t monotonic_ns() noexcept {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+std::int64_t now_ticks() noexcept { return raw_ticks(); }
+
+tick_clock const& clock() noexcept {
+  static tick_clock const c = calibrate();
+  return c;
+}
+
+clock_map current_clock_map() noexcept {
+  tick_clock const& c = clock();
+  std::int64_t const n1 = monotonic_ns();
+  std::int64_t const t1 = raw_ticks();
+  clock_map m;
+  m.ticks0 = c.ticks0;
+  m.ns0 = c.ns0;
+  m.ns_per_tick = c.ns_per_tick;
+  // A long baseline beats the 2 ms start-up estimate.
+  if (c.tsc && n1 - c.ns0 > 200'000'000) {
+    m = clock_map::from(c.ticks0, c.ns0, t1, n1);
+  }
+  return m;
+}
+
+void set_hooks(hooks const& h) noexcept { g_hooks = h; }
+
+bool attached() noexcept { return g_attached.load(std::memory_order_acquire); }
+
+void set_recording(bool on_) noexcept { g_recording.store(on_, std::memory_order_release); }
+
+bool recording() noexcept { return g_recording.load(std::memory_order_acquire); }
+
+thread_state* threads() noexcept { return g_threads.load(std::memory_order_acquire); }
+
+std::mutex& names_mutex() noexcept { return state().mutex; }
+
+name_tables const& names() noexcept { return state().tables; }
+
+void remove_threads(bool (*drop)(thread_state& t)) noexcept {
+  thread_state* kept = nullptr;
+  thread_state** tail = &kept;
+  thread_state* t = g_threads.load(std::memory_order_acquire);
+  // New threads push at the head under the same lock the caller holds, so the list is stable.
+  while (t != nullptr) {
+    thread_state* next = t->next;
+    if (!drop(*t)) {
+      *tail = t;
+      tail = &t->next;
+    }
+    t = next;
+  }
+  *tail = nullptr;
+  g_threads.store(kept, std::memory_order_release);
+}
+
+void forget_threads_after_fork() noexcept {
+  g_threads.store(nullptr, std::memory_order_release);
+  t_self = nullptr;
+  t_guard.t = nullptr;
+}
+
+int attach(void const* (*get_export_table)(std::uint32_t)) noexcept {
+  if (get_export_table == nullptr || g_hooks.chunk_full == nullptr) {
+    return 0;
+  }
+  auto const* etbl =
+      static_cast<NvtxExportTableCallbacks const*>(get_export_table(NVTX_ETID_CALLBACKS));
+  if (etbl == nullptr || etbl->struct_size < sizeof(NvtxExportTableCallbacks)) {
+    return 0;
+  }
+  if (auto const* vinfo =
+          static_cast<NvtxExportTableVersionInfo const*>(get_export_table(NVTX_ETID_VERSIONINFO));
+      vinfo != nullptr && vinfo->struct_size >= sizeof(NvtxExportTableVersionInfo) &&
+      vinfo->SetInjectionNvtxVersion != nullptr) {
+    vinfo->SetInjectionNvtxVersion(NVTX_VERSION);
+  }
+  (void)clock();  // calibrate before the first event
+
+  NvtxFunctionTable t = nullptr;
+  unsigned n = 0;
+  if (!module_table(etbl, NVTX_CB_MODULE_CORE, t, n)) {
+    return 0;
+  }
+  put(t, n, NVTX_CBID_CORE_MarkEx, &cb_mark_ex);
+  put(t, n, NVTX_CBID_CORE_MarkA, &cb_mark_a);
+  put(t, n, NVTX_CBID_CORE_MarkW, &cb_mark_w);
+  put(t, n, NVTX_CBID_CORE_RangeStartEx, &cb_start_ex);
+  put(t, n, NVTX_CBID_CORE_RangeStartA, &cb_start_a);
+  put(t, n, NVTX_CBID_CORE_RangeStartW, &cb_start_w);
+  put(t, n, NVTX_CBID_CORE_RangeEnd, &cb_end);
+  put(t, n, NVTX_CBID_CORE_RangePushEx, &cb_push_ex);
+  put(t, n, NVTX_CBID_CORE_RangePushA, &cb_push_a);
+  put(t, n, NVTX_CBID_CORE_RangePushW, &cb_push_w);
+  put(t, n, NVTX_CBID_CORE_RangePop, &cb_pop);
+  put(t, n, NVTX_CBID_CORE_NameCategoryA, &cb_name_category_a);
+  put(t, n, NVTX_CBID_CORE_NameCategoryW, &cb_name_category_w);
+  put(t, n, NVTX_CBID_CORE_NameOsThreadA, &cb_name_thread_a);
+  put(t, n, NVTX_CBID_CORE_NameOsThreadW, &cb_name_thread_w);
+
+  if (module_table(etbl, NVTX_CB_MODULE_CORE2, t, n)) {
+    put(t, n, NVTX_CBID_CORE2_DomainMarkEx, &cb_domain_mark_ex);
+    put(t, n, NVTX_CBID_CORE2_DomainRangeStartEx, &cb_domain_start_ex);
+    put(t, n, NVTX_CBID_CORE2_DomainRangeEnd, &cb_domain_end);
+    put(t, n, NVTX_CBID_CORE2_DomainRangePushEx, &cb_domain_push_ex);
+    put(t, n, NVTX_CBID_CORE2_DomainRangePop, &cb_domain_pop);
+    put(t, n, NVTX_CBID_CORE2_DomainResourceCreate, &cb_resource_create);
+    put(t, n, NVTX_CBID_CORE2_DomainResourceDestroy, &cb_resource_destroy);
+    put(t, n, NVTX_CBID_CORE2_DomainNameCategoryA, &cb_domain_name_category_a);
+    put(t, n, NVTX_CBID_CORE2_DomainNameCategoryW, &cb_domain_name_category_w);
+    put(t, n, NVTX_CBID_CORE2_DomainRegisterStringA, &cb_register_string_a);
+    put(t, n, NVTX_CBID_CORE2_DomainRegisterStringW, &cb_register_string_w);
+    put(t, n, NVTX_CBID_CORE2_DomainCreateA, &cb_domain_create_a);
+    put(t, n, NVTX_CBID_CORE2_DomainCreateW, &cb_domain_create_w);
+    put(t, n, NVTX_CBID_CORE2_DomainDestroy, &cb_domain_destroy);
+    put(t, n, NVTX_CBID_CORE2_Initialize, &cb_initialize);
+  }
+  using rk = resource_kind;
+  if (module_table(etbl, NVTX_CB_MODULE_CUDA, t, n)) {
+    put(t, n, NVTX_CBID_CUDA_NameCuDeviceA, &cb_name_handle<rk::cu_device, int, char>);
+    put(t, n, NVTX_CBID_CUDA_NameCuDeviceW, &cb_name_handle<rk::cu_device, int, wchar_t>);
+    put(t, n, NVTX_CBID_CUDA_NameCuContextA, &cb_name_handle<rk::cu_context, void*, char>);
+    put(t, n, NVTX_CBID_CUDA_NameCuContextW, &cb_name_handle<rk::cu_context, void*, wchar_t>);
+    put(t, n, NVTX_CBID_CUDA_NameCuStreamA, &cb_name_handle<rk::cu_stream, void*, char>);
+    put(t, n, NVTX_CBID_CUDA_NameCuStreamW, &cb_name_handle<rk::cu_stream, void*, wchar_t>);
+    put(t, n, NVTX_CBID_CUDA_NameCuEventA, &cb_name_handle<rk::cu_event, void*, char>);
+    put(t, n, NVTX_CBID_CUDA_NameCuEventW, &cb_name_handle<rk::cu_event, void*, wchar_t>);
+  }
+  if (module_table(etbl, NVTX_CB_MODULE_CUDART, t, n)) {
+    put(t, n, NVTX_CBID_CUDART_NameCudaDeviceA, &cb_name_handle<rk::cuda_device, int, char>);
+    put(t, n, NVTX_CBID_CUDART_NameCudaDeviceW, &cb_name_handle<rk::cuda_device, int, wchar_t>);
+    put(t, n, NVTX_CBID_CUDART_NameCudaStreamA, &cb_name_handle<rk::cuda_stream, void*, char>);
+    put(t, n, NVTX_CBID_CUDART_NameCudaStreamW,
+        &cb_name_handle<rk::cuda_stream, void*, wchar_t>);
+    put(t, n, NVTX_CBID_CUDART_NameCudaEventA, &cb_name_handle<rk::cuda_event, void*, char>);
+    put(t, n, NVTX_CBID_CUDART_NameCudaEventW, &cb_name_handle<rk::cuda_event, void*, wchar_t>);
+  }
+  if (module_table(etbl, NVTX_CB_MODULE_SYNC, t, n)) {
+    put(t, n, NVTX_CBID_SYNC_DomainSyncUserCreate, &cb_sync_create);
+    put(t, n, NVTX_CBID_SYNC_DomainSyncUserDestroy, &cb_sync<event_type::sync_destroy>);
+    put(t, n, NVTX_CBID_SYNC_DomainSyncUserAcquireStart,
+        &cb_sync<event_type::sync_acquire_start>);
+    put(t, n, NVTX_CBID_SYNC_DomainSyncUserAcquireFailed,
+        &cb_sync<event_type::sync_acquire_failed>);
+    put(t, n, NVTX_CBID_SYNC_DomainSyncUserAcquireSuccess,
+        &cb_sync<event_type::sync_acquire_success>);
+    put(t, n, NVTX_CBID_SYNC_DomainSyncUserReleasing, &cb_sync<event_type::sync_releasing>);
+  }
+  g_attached.store(true, std::memory_order_release);
+  return 1;
+}
+
+int attach_extension(void* module_info) noexcept {
+  auto* info = static_cast<nvtxExtModuleInfo_t*>(module_info);
+  if (info != nullptr && info->moduleId == NVTX_EXT_PAYLOAD_MODULEID && info->segmentsCount > 0 &&
+      info->segments != nullptr) {
+    nvtxExtModuleSegment_t& seg = info->segments[0];
+    if (seg.functionSlots != nullptr && seg.slotCount > NVTX3EXT_CBID_nvtxDomainIsEnabled) {
+      seg.functionSlots[NVTX3EXT_CBID_nvtxDomainIsEnabled] =
+          reinterpret_cast<intptr_t>(&cb_domain_is_enabled);
+    }
+  }
+  return 1;
+}
+
+}  // namespace nvtxpp::recording

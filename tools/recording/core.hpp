@@ -1,0 +1,127 @@
+/// @file
+/// @brief The recorder core shared by nvtxpp::testing and nvtxpp-capture: NVTX callbacks that
+/// append every call to a per-thread stream (format.hpp), and the tables of names they refer to.
+///
+/// A front end sets its hooks (what to do with a full block, a thread that exits, a new name),
+/// then hands NVTX's export-table getter to `attach`.
+#pragma once
+
+#include "decode.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+namespace nvtxpp::recording {
+
+/// @brief Usable bytes of one stream block.
+inline constexpr std::uint32_t chunk_capacity = 64 * 1024 - 64;
+
+/// @brief One block of a thread's stream. `used` is published with release order after the
+/// bytes are written, so a reader that loads it with acquire order may read data[0, used).
+struct chunk {
+  std::atomic<std::uint32_t> used{0};
+  std::atomic<chunk*> next{nullptr};
+  unsigned char data[chunk_capacity];
+};
+
+/// @brief Depth counters kept per thread (domains beyond this share slots; only the value NVTX
+/// returns from push/pop is affected, decoded depths are exact).
+inline constexpr std::uint32_t depth_slots = 64;
+
+/// @brief Recording state of one thread. The owner thread alone writes the hot fields.
+struct thread_state {
+  // Hot: touched on every event by the owner thread.
+  chunk* cur = nullptr;
+  std::uint32_t used = 0;
+  std::uint32_t index = 0;
+  std::uint64_t next_range = 0;
+  int depth[depth_slots] = {};
+  // Cold.
+  std::uint64_t tid = 0;
+  std::uint32_t pid = 0;
+  std::atomic<chunk*> current{nullptr};  ///< `cur`, published for readers
+  chunk* head = nullptr;                 ///< testing: first block not yet cleared
+  std::uint32_t head_offset = 0;         ///< testing: bytes of `head` already cleared
+  std::uint32_t flushed = 0;             ///< capture: bytes of `cur` already written to disk
+  std::atomic<bool> flushing{false};     ///< capture: a flush of this thread is in progress
+  std::atomic<bool> exited{false};       ///< the thread has exited
+  thread_state* next = nullptr;          ///< next registered thread (immutable once linked)
+};
+
+/// @brief What a front end does at the moments the core cannot decide alone. Called outside
+/// the hot path: a block filled up, a thread exits, a name was defined (under the names lock).
+struct hooks {
+  /// Must leave `t.cur` with room (t.used reset, or a new block) and publish `t.current`.
+  void (*chunk_full)(thread_state& t) noexcept = nullptr;
+  /// The owner thread is exiting; no event follows from it.
+  void (*thread_exit)(thread_state& t) noexcept = nullptr;
+  void (*string_defined)(std::uint32_t id, std::string const& text) noexcept = nullptr;
+  void (*domain_defined)(std::uint32_t index, std::string const& name) noexcept = nullptr;
+  void (*category_named)(std::uint32_t domain, std::uint32_t category, std::int64_t ticks,
+                         std::uint32_t string_id) noexcept = nullptr;
+  void (*thread_named)(std::uint64_t tid, std::int64_t ticks,
+                       std::uint32_t string_id) noexcept = nullptr;
+};
+
+/// @brief Installs the front end's hooks; call before `attach`.
+void set_hooks(hooks const& h) noexcept;
+
+/// @brief Fills NVTX's callback tables (modules CORE, CORE2, CUDA, CUDART, SYNC) with the
+/// core's callbacks. `get_export_table` is NVTX's NvtxGetExportTableFunc_t.
+/// @return 1 on success (NVTX's convention), 0 when NVTX offers no callback table
+[[nodiscard]] int attach(void const* (*get_export_table)(std::uint32_t)) noexcept;
+
+/// @brief Extension entry point body: fills `nvtxDomainIsEnabled` of the payload extension.
+/// `module_info` is NVTX's nvtxExtModuleInfo_t*. @return 1
+[[nodiscard]] int attach_extension(void* module_info) noexcept;
+
+/// @brief True once `attach` succeeded.
+[[nodiscard]] bool attached() noexcept;
+
+/// @brief Switches event recording on or off (naming is tracked either way).
+void set_recording(bool on) noexcept;
+
+/// @brief Whether events are being recorded.
+[[nodiscard]] bool recording() noexcept;
+
+/// @brief Current time in ticks (TSC cycles where invariant, else CLOCK_MONOTONIC ns).
+[[nodiscard]] std::int64_t now_ticks() noexcept;
+
+/// @brief CLOCK_MONOTONIC in nanoseconds.
+[[nodiscard]] std::int64_t monotonic_ns() noexcept;
+
+/// @brief The tick clock: whether it is the TSC, its start point and estimated rate.
+struct tick_clock {
+  bool tsc = false;
+  std::int64_t ticks0 = 0;
+  std::int64_t ns0 = 0;
+  double ns_per_tick = 1.0;
+};
+
+/// @brief Calibrates the tick clock on first use (about 2 ms) and returns it.
+[[nodiscard]] tick_clock const& clock() noexcept;
+
+/// @brief Maps ticks to ns using the start point and a fresh calibration point when far enough.
+[[nodiscard]] clock_map current_clock_map() noexcept;
+
+/// @brief First registered thread (most recent first); the list is append-only and may be
+/// walked without a lock, also from a signal handler.
+[[nodiscard]] thread_state* threads() noexcept;
+
+/// @brief Lock guarding the name tables and the testing front end's block lists.
+[[nodiscard]] std::mutex& names_mutex() noexcept;
+
+/// @brief Name tables; read or copy under `names_mutex()`.
+[[nodiscard]] name_tables const& names() noexcept;
+
+/// @brief Unlinks threads for which `drop` returns true (testing front end, under
+/// `names_mutex()`; never used while a signal handler may walk the list). `drop` must free them.
+void remove_threads(bool (*drop)(thread_state& t)) noexcept;
+
+/// @brief In a forked child: forgets the parent's threads (their blocks belong to the parent)
+/// so the child starts with fresh buffers.
+void forget_threads_after_fork() noexcept;
+
+}  // namespace nvtxpp::recording

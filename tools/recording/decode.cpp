@@ -1,0 +1,237 @@
+#include "decode.hpp"
+
+#include "format.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+namespace nvtxpp::recording {
+
+namespace {
+
+std::string const empty_string;
+
+template <class History>
+std::string const& name_at(History const& history, std::int64_t ticks, name_tables const& names) {
+  std::uint32_t id = 0;
+  for (auto const& [when, string_id] : history) {
+    if (when > ticks) {
+      break;
+    }
+    id = string_id;
+  }
+  return names.string_at(id);
+}
+
+}  // namespace
+
+char const* resource_name(resource_kind kind) noexcept {
+  switch (kind) {
+    case resource_kind::cuda_device: return "cuda_device";
+    case resource_kind::cuda_stream: return "cuda_stream";
+    case resource_kind::cuda_event: return "cuda_event";
+    case resource_kind::cu_device: return "cu_device";
+    case resource_kind::cu_context: return "cu_context";
+    case resource_kind::cu_stream: return "cu_stream";
+    case resource_kind::cu_event: return "cu_event";
+    case resource_kind::generic_pointer: return "generic_pointer";
+    case resource_kind::generic_handle: return "generic_handle";
+    case resource_kind::os_thread: return "os_thread";
+    case resource_kind::posix_thread: return "posix_thread";
+    case resource_kind::unknown: break;
+  }
+  return "unknown";
+}
+
+std::string const& name_tables::string_at(std::uint32_t id) const noexcept {
+  return id < strings.size() ? strings[id] : empty_string;
+}
+
+std::string const& name_tables::domain_at(std::uint32_t index) const noexcept {
+  return index < domains.size() ? domains[index] : empty_string;
+}
+
+std::string const& name_tables::category_at(std::uint32_t domain, std::uint32_t category,
+                                            std::int64_t ticks) const noexcept {
+  auto it = category_names.find({domain, category});
+  return it == category_names.end() ? empty_string : name_at(it->second, ticks, *this);
+}
+
+std::string const& name_tables::thread_at(std::uint64_t tid, std::int64_t ticks) const noexcept {
+  auto it = thread_names.find(tid);
+  return it == thread_names.end() ? empty_string : name_at(it->second, ticks, *this);
+}
+
+clock_map clock_map::from(std::int64_t t0, std::int64_t n0, std::int64_t t1,
+                          std::int64_t n1) noexcept {
+  clock_map m;
+  m.ticks0 = t0;
+  m.ns0 = n0;
+  if (t1 != t0 && n1 != n0) {
+    m.ns_per_tick = static_cast<double>(n1 - n0) / static_cast<double>(t1 - t0);
+  }
+  return m;
+}
+
+std::int64_t clock_map::to_ns(std::int64_t ticks) const noexcept {
+  return ns0 + static_cast<std::int64_t>(std::llround(static_cast<double>(ticks - ticks0) *
+                                                      ns_per_tick));
+}
+
+namespace {
+
+testing::payload_value read_payload(std::uint8_t type, std::uint64_t bits) {
+  switch (type) {
+    case 1: return bits;
+    case 2: return static_cast<std::int64_t>(bits);
+    case 3: return load<double>(reinterpret_cast<unsigned char const*>(&bits));
+    case 4: return static_cast<std::uint32_t>(bits);
+    case 5: return static_cast<std::int32_t>(static_cast<std::uint32_t>(bits));
+    case 6: {
+      auto u = static_cast<std::uint32_t>(bits);
+      return load<float>(reinterpret_cast<unsigned char const*>(&u));
+    }
+    default: return std::monostate{};
+  }
+}
+
+constexpr auto last_type = static_cast<std::uint8_t>(testing::event_type::sync_releasing);
+
+}  // namespace
+
+void decode_thread(std::vector<stream_piece> const& pieces, std::uint64_t tid, std::uint32_t pid,
+                   name_tables const& names, clock_map const& clock,
+                   std::vector<testing::event>& out, std::vector<std::string>& warnings) {
+  std::int64_t last_ns = INT64_MIN;
+  for (auto const& piece : pieces) {
+    unsigned char const* p = piece.data;
+    unsigned char const* const end = piece.data + piece.size;
+    while (p < end) {
+      auto bad = [&](char const* why) {
+        warnings.push_back("thread " + std::to_string(tid) + ": malformed record (" + why +
+                           "); rest of the block skipped");
+        p = end;
+      };
+      if (static_cast<std::size_t>(end - p) < sizeof(record_header)) {
+        bad("short header");
+        break;
+      }
+      auto const h = load<record_header>(p);
+      p += sizeof(record_header);
+      if (h.type > last_type || h.payload_type > 6 || h.message > 2) {
+        bad("bad type");
+        break;
+      }
+      std::size_t need = ((h.flags & flag::has_color) ? 4U : 0U) +
+                         ((h.flags & flag::has_category) ? 4U : 0U) +
+                         (h.payload_type ? 8U : 0U) + ((h.flags & flag::has_id) ? 8U : 0U);
+      if (static_cast<std::size_t>(end - p) < need) {
+        bad("short body");
+        break;
+      }
+      testing::event e;
+      e.type = static_cast<testing::event_type>(h.type);
+      e.domain = names.domain_at(h.domain);
+      e.thread_id = tid;
+      e.process_id = pid;
+      std::int64_t ns = clock.to_ns(h.ticks);
+      last_ns = std::max(last_ns, ns);
+      e.time_ns = last_ns;
+      std::uint32_t category = 0;
+      if (h.flags & flag::has_color) {
+        e.color = load<std::uint32_t>(p);
+        p += 4;
+      }
+      if (h.flags & flag::has_category) {
+        category = load<std::uint32_t>(p);
+        p += 4;
+      }
+      if (h.payload_type) {
+        e.payload = read_payload(h.payload_type, load<std::uint64_t>(p));
+        p += 8;
+      }
+      std::uint64_t id = 0;
+      if (h.flags & flag::has_id) {
+        id = load<std::uint64_t>(p);
+        p += 8;
+      }
+      if (h.message == static_cast<std::uint8_t>(message_kind::inline_text)) {
+        if (end - p < 2) {
+          bad("short text length");
+          break;
+        }
+        auto n = load<std::uint16_t>(p);
+        p += 2;
+        if (end - p < n) {
+          bad("short text");
+          break;
+        }
+        e.message.assign(reinterpret_cast<char const*>(p), n);
+        p += n;
+      } else if (h.message == static_cast<std::uint8_t>(message_kind::string_id)) {
+        if (end - p < 4) {
+          bad("short string id");
+          break;
+        }
+        e.message = names.string_at(load<std::uint32_t>(p));
+        p += 4;
+      }
+      e.registered = (h.flags & flag::registered) != 0;
+      e.truncated = (h.flags & flag::truncated) != 0;
+      e.null_message = (h.flags & flag::null_message) != 0;
+      if (e.null_message) {
+        e.message = "(null)";
+      }
+      switch (e.type) {
+        case testing::event_type::start:
+        case testing::event_type::end: e.range_id = id; break;
+        case testing::event_type::name_resource:
+          e.resource = resource_name(static_cast<resource_kind>(category));
+          category = 0;
+          e.handle = id;
+          break;
+        default: e.handle = id; break;
+      }
+      e.category = category;
+      if (category != 0) {
+        e.category_name = names.category_at(h.domain, category, h.ticks);
+      }
+      e.thread_name = names.thread_at(tid, h.ticks);
+      out.push_back(std::move(e));
+    }
+  }
+}
+
+void finish_events(std::vector<testing::event>& events, std::vector<std::string>& warnings) {
+  std::stable_sort(events.begin(), events.end(),
+                   [](auto const& a, auto const& b) { return a.time_ns < b.time_ns; });
+  // (process, thread, domain) -> depth of open pushes
+  std::map<std::tuple<std::uint32_t, std::uint64_t, std::string>, int> depth;
+  for (auto& e : events) {
+    if (e.null_message) {
+      warnings.push_back("thread " + std::to_string(e.thread_id) + ": null message passed to " +
+                         testing::to_string(e.type));
+    }
+    if (e.truncated) {
+      warnings.push_back("thread " + std::to_string(e.thread_id) + ": message longer than " +
+                         std::to_string(testing::max_message_bytes) + " bytes truncated (" +
+                         testing::to_string(e.type) + ")");
+    }
+    if (e.type == testing::event_type::push) {
+      e.depth = depth[{e.process_id, e.thread_id, e.domain}]++;
+    } else if (e.type == testing::event_type::pop) {
+      int& d = depth[{e.process_id, e.thread_id, e.domain}];
+      if (d == 0) {
+        e.depth = -1;
+        warnings.push_back("thread " + std::to_string(e.thread_id) +
+                           ": pop without a matching push in domain \"" + e.domain + "\"");
+      } else {
+        e.depth = --d;
+      }
+    }
+  }
+}
+
+}  // namespace nvtxpp::recording
