@@ -94,8 +94,14 @@ fi
 status=0
 report_made=0
 if [ "$needs_gpu" = 1 ] && [ "${NSYS_GPU_METRICS:-1}" != 0 ]; then
-  echo "profile.sh: $nsys ${common[*]} --gpu-metrics-device=all $program $*"
-  "$nsys" "${common[@]}" --gpu-metrics-device=all "$program" "$@"
+  # Newer nsys spells the tutorial's --gpu-metrics-device as --gpu-metrics-devices (2025.3 warns
+  # that the old spelling is deprecated).
+  metrics="--gpu-metrics-device=all"
+  if "$nsys" profile --help 2>&1 | grep -q -- '--gpu-metrics-devices'; then
+    metrics="--gpu-metrics-devices=all"
+  fi
+  echo "profile.sh: $nsys ${common[*]} $metrics $program $*"
+  "$nsys" "${common[@]}" "$metrics" "$program" "$@"
   status=$?
   [ -s "$output.nsys-rep" ] && report_made=1
   if [ "$report_made" = 0 ]; then

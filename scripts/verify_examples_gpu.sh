@@ -76,6 +76,7 @@ verify v2 v2 "$prof/v2.sqlite"
 verify v3_s1 v3 "$prof/v3_s1.sqlite" --streams 1
 verify v3_s8 v3 "$prof/v3_s8.sqlite" --streams 8
 verify v3_bug v3 "$prof/v3_bug.sqlite" --streams 8 --bug --log "$prof/v3_bug.log"
+verify stream_workers stream_workers "$prof/stream_workers.sqlite"
 python3 - "$prof" "$out/results.json" <<'PY'
 import json, pathlib, sys
 prof = pathlib.Path(sys.argv[1])

@@ -4,6 +4,7 @@
     verify_nsys.py v2 REPORT.sqlite [--array-size N]
     verify_nsys.py v3 REPORT.sqlite --streams S [--array-size N]
     verify_nsys.py v3 REPORT.sqlite --streams S --bug [--log PROGRAM_OUTPUT]
+    verify_nsys.py stream_workers REPORT.sqlite [--workers W --batches B --batch-size N]
     verify_nsys.py copies REPORT.sqlite           (any example: memcpy and kernel totals)
 
 Each check prints PASS or FAIL lines and the figures it measured; the exit status is 0 only if
@@ -371,13 +372,56 @@ def check_v3(t: Trace, rep: Report, streams: int, bug: bool, log: str | None) ->
         critical_section(t, rep, h2d_ranges, d2h_ranges)
 
 
+def check_stream_workers(t: Trace, rep: Report, workers: int, batches: int, batch_size: int) -> None:
+    db = t.db
+    types = {n: i for i, n in t.event_types.items()}
+    domain_type = types.get("NvtxDomainCreate", 75)
+    domains = {d: txt for d, txt in db.execute(
+        "SELECT domainId, text FROM NVTX_EVENTS WHERE eventType = ?", (domain_type,))}
+    dom = next((d for d, txt in domains.items() if txt == "stream_workers"), None)
+    rep.check(dom is not None, "the 'stream_workers' domain exists", str(sorted(domains.values())))
+    category_type = types.get("NvtxCategory", 33)
+    categories = dict(db.execute("SELECT category, text FROM NVTX_EVENTS WHERE eventType = ? AND domainId = ?",
+                                 (category_type, dom)))
+    rep.check(categories == {1: "Memory", 2: "Compute"}, "categories 1 'Memory' and 2 'Compute' are named once",
+              str(categories))
+    thread_type = types.get("NvtxThread", 39)
+    threads = {txt for (txt,) in db.execute("SELECT text FROM NVTX_EVENTS WHERE eventType = ?", (thread_type,))}
+    wanted = {"main"} | {f"worker {i}" for i in range(workers)}
+    rep.check(wanted <= threads, "the threads are named 'main' and 'worker {i}'", str(sorted(threads)))
+    rows = db.execute("SELECT text, category, uint64Value, globalTid FROM NVTX_EVENTS WHERE eventType = ? "
+                      "AND domainId = ? AND (text LIKE 'H2D %' OR text LIKE 'D2H %' OR text = 'scale_add')",
+                      (types.get("NvtxPushPopRange", 59), dom)).fetchall()
+    nbytes = 4 * batch_size
+    bad = [r for r in rows if (r[0].startswith("H2D") and (r[1], r[2]) != (1, 2 * nbytes))
+           or (r[0].startswith("D2H") and (r[1], r[2]) != (1, nbytes))
+           or (r[0] == "scale_add" and (r[1], r[2]) != (2, batch_size))]
+    rep.check(len(rows) == 3 * workers * batches and not bad,
+              "each copy range carries its bytes as payload (category Memory), each kernel range its "
+              "element count (Compute)", f"{len(rows)} ranges, {len(bad)} wrong")
+    startend = db.execute("SELECT text, globalTid, endGlobalTid FROM NVTX_EVENTS WHERE eventType = ? "
+                          "AND domainId = ?", (types.get("NvtxStartEndRange", 60), dom)).fetchall()
+    crossed = [r for r in startend if r[2] is not None and r[1] != r[2]]
+    rep.check(len(startend) == workers and len(crossed) == workers,
+              "each 'worker {i} lifetime' range starts on main and ends on its worker",
+              f"{len(startend)} ranges, {len(crossed)} ended on another thread")
+    names = t.stream_names()
+    streams = {op.stream for op in t.gpu if op.kind == "kernel" and op.name == "scale_add"}
+    labels = sorted(names.get(s, "?") for s in streams)
+    rep.check(labels == sorted(f"worker {i} stream" for i in range(workers)),
+              "each worker's kernels run on its own stream, named 'worker {i} stream'", str(labels))
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("check", choices=["v2", "v3", "copies"])
+    parser.add_argument("check", choices=["v2", "v3", "stream_workers", "copies"])
     parser.add_argument("sqlite")
     parser.add_argument("--streams", type=int, default=4)
     parser.add_argument("--array-size", type=int, default=100_000_000)
     parser.add_argument("--bug", action="store_true", help="expect the one-stream bug")
+    parser.add_argument("--workers", type=int, default=4, help="stream_workers -w")
+    parser.add_argument("--batches", type=int, default=6, help="stream_workers -b")
+    parser.add_argument("--batch-size", type=int, default=1 << 22, help="stream_workers -n")
     parser.add_argument("--log", help="the program's output, for the --bug check")
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args(argv)
@@ -399,6 +443,8 @@ def main(argv: list[str]) -> int:
             with open(args.log, encoding="utf-8", errors="replace") as f:
                 log = f.read()
         check_v3(t, rep, args.streams, args.bug, log)
+    elif args.check == "stream_workers":
+        check_stream_workers(t, rep, args.workers, args.batches, args.batch_size)
     copy_figures(t, rep)
 
     print(f"== {args.check} {args.sqlite}" + (f" --streams {args.streams}" if args.check == "v3" else "")
