@@ -242,8 +242,9 @@ TEST_CASE("wide strings are converted to UTF-8") {
   auto const ev = rec.events();
   REQUIRE(ev.size() == 3);
   CHECK(ev[0].message == "h\xC3\xA9llo \xE2\x9C\x93 \xF0\x9D\x84\x9E");
-  CHECK(ev[2].message == "\xC3\xBC"
-                         "ber");
+  CHECK(ev[2].message ==
+        "\xC3\xBC"
+        "ber");
 }
 
 TEST_CASE("start/end ranges pair by id, also across threads") {
@@ -478,8 +479,8 @@ TEST_CASE("generic resources and user sync objects") {
   CHECK(ev[1].domain == "sync-domain");
   CHECK(ev[2].type == event_type::resource_destroy);
   CHECK(ev[2].handle == reinterpret_cast<std::uintptr_t>(&object));
-  event_type const sync_order[] = {event_type::sync_create,         event_type::sync_acquire_start,
-                                   event_type::sync_acquire_failed, event_type::sync_acquire_start,
+  event_type const sync_order[] = {event_type::sync_create,          event_type::sync_acquire_start,
+                                   event_type::sync_acquire_failed,  event_type::sync_acquire_start,
                                    event_type::sync_acquire_success, event_type::sync_releasing,
                                    event_type::sync_destroy};
   for (std::size_t i = 0; i < 7; ++i) {
@@ -604,9 +605,9 @@ TEST_CASE("8 threads pushing and popping concurrently keep per-thread nesting") 
       char const* message;
       int depth;
     };
-    step const want[] = {{event_type::push, nullptr, 0},  {event_type::push, "level 1", 1},
-                         {event_type::push, "level 2", 2}, {event_type::pop, "", 2},
-                         {event_type::pop, "", 1},         {event_type::mark, "between", 0},
+    step const want[] = {{event_type::push, nullptr, 0},    {event_type::push, "level 1", 1},
+                         {event_type::push, "level 2", 2},  {event_type::pop, "", 2},
+                         {event_type::pop, "", 1},          {event_type::mark, "between", 0},
                          {event_type::push, "level 1b", 1}, {event_type::pop, "", 1},
                          {event_type::pop, "", 0}};
     bool all_match = true;

@@ -208,10 +208,10 @@ inline void commit(thread_state* t, unsigned char* end) noexcept {
 struct message_src {
   message_kind kind = message_kind::none;
   std::uint8_t flags = 0;
-  char const* text = nullptr;      // inline UTF-8 text
-  std::uint16_t length = 0;        // its length
-  wchar_t const* wide = nullptr;   // inline wide text, converted while writing
-  std::uint32_t string_id = 0;     // message_kind::string_id
+  char const* text = nullptr;     // inline UTF-8 text
+  std::uint16_t length = 0;       // its length
+  wchar_t const* wide = nullptr;  // inline wide text, converted while writing
+  std::uint32_t string_id = 0;    // message_kind::string_id
 };
 
 /// Longest prefix of `s` (at most `max` bytes) that ends on a UTF-8 character boundary.
@@ -289,8 +289,8 @@ std::size_t wide_to_utf8(wchar_t const* s, unsigned char* out, std::size_t max,
 
 std::string wide_to_string(wchar_t const* s, bool& truncated) {
   std::string out(testing::max_message_bytes, '\0');
-  std::size_t n = wide_to_utf8(s, reinterpret_cast<unsigned char*>(out.data()), out.size(),
-                               truncated);
+  std::size_t n =
+      wide_to_utf8(s, reinterpret_cast<unsigned char*>(out.data()), out.size(), truncated);
   out.resize(n);
   return out;
 }
@@ -324,8 +324,12 @@ inline void read_attributes(nvtxEventAttributes_t const* a, fields& f, message_s
     std::memcpy(&f.payload, &a->payload, a->payloadType <= NVTX_PAYLOAD_TYPE_DOUBLE ? 8 : 4);
   }
   switch (a->messageType) {
-    case NVTX_MESSAGE_TYPE_ASCII: m = ascii(a->message.ascii); break;
-    case NVTX_MESSAGE_TYPE_UNICODE: m = wide(a->message.unicode); break;
+    case NVTX_MESSAGE_TYPE_ASCII:
+      m = ascii(a->message.ascii);
+      break;
+    case NVTX_MESSAGE_TYPE_UNICODE:
+      m = wide(a->message.unicode);
+      break;
     case NVTX_MESSAGE_TYPE_REGISTERED:
       if (a->message.registered == nullptr) {
         m.flags = flag::null_message | flag::registered;
@@ -335,7 +339,8 @@ inline void read_attributes(nvtxEventAttributes_t const* a, fields& f, message_s
         m.string_id = reinterpret_cast<string_rec const*>(a->message.registered)->id;
       }
       break;
-    default: break;  // no message
+    default:
+      break;  // no message
   }
 }
 
@@ -347,8 +352,8 @@ inline void write_record(thread_state* t, event_type type, std::uint32_t domain,
   size += f.payload_type != 0 ? 8U : 0U;
   size += (f.flags & flag::has_id) ? 8U : 0U;
   if (m.kind == message_kind::inline_text) {
-    size += 2U + (m.wide != nullptr ? static_cast<std::uint32_t>(testing::max_message_bytes)
-                                    : m.length);
+    size += 2U +
+            (m.wide != nullptr ? static_cast<std::uint32_t>(testing::max_message_bytes) : m.length);
   } else if (m.kind == message_kind::string_id) {
     size += 4U;
   }
@@ -597,15 +602,18 @@ name_text text_of(wchar_t const* s) {
 
 name_text text_of(std::int32_t type, nvtxMessageValue_t const& v, name_state& s) {
   switch (type) {
-    case NVTX_MESSAGE_TYPE_ASCII: return text_of(v.ascii);
-    case NVTX_MESSAGE_TYPE_UNICODE: return text_of(v.unicode);
+    case NVTX_MESSAGE_TYPE_ASCII:
+      return text_of(v.ascii);
+    case NVTX_MESSAGE_TYPE_UNICODE:
+      return text_of(v.unicode);
     case NVTX_MESSAGE_TYPE_REGISTERED:
       if (v.registered != nullptr) {
         return {s.tables.string_at(reinterpret_cast<string_rec const*>(v.registered)->id),
                 flag::registered};
       }
       return {"(null)", flag::null_message};
-    default: return {};
+    default:
+      return {};
   }
 }
 
@@ -695,8 +703,7 @@ void NVTX_API cb_name_category_w(std::uint32_t c, wchar_t const* n) { name_categ
 void NVTX_API cb_domain_name_category_a(nvtxDomainHandle_t d, std::uint32_t c, char const* n) {
   name_category(domain_index(d), c, n);
 }
-void NVTX_API cb_domain_name_category_w(nvtxDomainHandle_t d, std::uint32_t c,
-                                        wchar_t const* n) {
+void NVTX_API cb_domain_name_category_w(nvtxDomainHandle_t d, std::uint32_t c, wchar_t const* n) {
   name_category(domain_index(d), c, n);
 }
 void NVTX_API cb_name_thread_a(std::uint32_t tid, char const* n) { name_thread(tid, n); }
@@ -971,7 +978,10 @@ void remove_threads(bool (*drop)(thread_state& t)) noexcept {
 }
 
 void forget_threads_after_fork() noexcept {
-  g_threads.store(nullptr, std::memory_order_release);
+  // Kept reachable on purpose: the parent's blocks are not this process's to write or free.
+  static thread_state* forgotten = nullptr;
+  forgotten = g_threads.exchange(nullptr, std::memory_order_acq_rel);
+  (void)forgotten;
   t_self = nullptr;
   t_guard.t = nullptr;
 }
@@ -1046,16 +1056,14 @@ int attach(void const* (*get_export_table)(std::uint32_t)) noexcept {
     put(t, n, NVTX_CBID_CUDART_NameCudaDeviceA, &cb_name_handle<rk::cuda_device, int, char>);
     put(t, n, NVTX_CBID_CUDART_NameCudaDeviceW, &cb_name_handle<rk::cuda_device, int, wchar_t>);
     put(t, n, NVTX_CBID_CUDART_NameCudaStreamA, &cb_name_handle<rk::cuda_stream, void*, char>);
-    put(t, n, NVTX_CBID_CUDART_NameCudaStreamW,
-        &cb_name_handle<rk::cuda_stream, void*, wchar_t>);
+    put(t, n, NVTX_CBID_CUDART_NameCudaStreamW, &cb_name_handle<rk::cuda_stream, void*, wchar_t>);
     put(t, n, NVTX_CBID_CUDART_NameCudaEventA, &cb_name_handle<rk::cuda_event, void*, char>);
     put(t, n, NVTX_CBID_CUDART_NameCudaEventW, &cb_name_handle<rk::cuda_event, void*, wchar_t>);
   }
   if (module_table(etbl, NVTX_CB_MODULE_SYNC, t, n)) {
     put(t, n, NVTX_CBID_SYNC_DomainSyncUserCreate, &cb_sync_create);
     put(t, n, NVTX_CBID_SYNC_DomainSyncUserDestroy, &cb_sync<event_type::sync_destroy>);
-    put(t, n, NVTX_CBID_SYNC_DomainSyncUserAcquireStart,
-        &cb_sync<event_type::sync_acquire_start>);
+    put(t, n, NVTX_CBID_SYNC_DomainSyncUserAcquireStart, &cb_sync<event_type::sync_acquire_start>);
     put(t, n, NVTX_CBID_SYNC_DomainSyncUserAcquireFailed,
         &cb_sync<event_type::sync_acquire_failed>);
     put(t, n, NVTX_CBID_SYNC_DomainSyncUserAcquireSuccess,

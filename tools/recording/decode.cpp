@@ -29,18 +29,30 @@ std::string const& name_at(History const& history, std::int64_t ticks, name_tabl
 
 char const* resource_name(resource_kind kind) noexcept {
   switch (kind) {
-    case resource_kind::cuda_device: return "cuda_device";
-    case resource_kind::cuda_stream: return "cuda_stream";
-    case resource_kind::cuda_event: return "cuda_event";
-    case resource_kind::cu_device: return "cu_device";
-    case resource_kind::cu_context: return "cu_context";
-    case resource_kind::cu_stream: return "cu_stream";
-    case resource_kind::cu_event: return "cu_event";
-    case resource_kind::generic_pointer: return "generic_pointer";
-    case resource_kind::generic_handle: return "generic_handle";
-    case resource_kind::os_thread: return "os_thread";
-    case resource_kind::posix_thread: return "posix_thread";
-    case resource_kind::unknown: break;
+    case resource_kind::cuda_device:
+      return "cuda_device";
+    case resource_kind::cuda_stream:
+      return "cuda_stream";
+    case resource_kind::cuda_event:
+      return "cuda_event";
+    case resource_kind::cu_device:
+      return "cu_device";
+    case resource_kind::cu_context:
+      return "cu_context";
+    case resource_kind::cu_stream:
+      return "cu_stream";
+    case resource_kind::cu_event:
+      return "cu_event";
+    case resource_kind::generic_pointer:
+      return "generic_pointer";
+    case resource_kind::generic_handle:
+      return "generic_handle";
+    case resource_kind::os_thread:
+      return "os_thread";
+    case resource_kind::posix_thread:
+      return "posix_thread";
+    case resource_kind::unknown:
+      break;
   }
   return "unknown";
 }
@@ -76,24 +88,30 @@ clock_map clock_map::from(std::int64_t t0, std::int64_t n0, std::int64_t t1,
 }
 
 std::int64_t clock_map::to_ns(std::int64_t ticks) const noexcept {
-  return ns0 + static_cast<std::int64_t>(std::llround(static_cast<double>(ticks - ticks0) *
-                                                      ns_per_tick));
+  return ns0 +
+         static_cast<std::int64_t>(std::llround(static_cast<double>(ticks - ticks0) * ns_per_tick));
 }
 
 namespace {
 
 testing::payload_value read_payload(std::uint8_t type, std::uint64_t bits) {
   switch (type) {
-    case 1: return bits;
-    case 2: return static_cast<std::int64_t>(bits);
-    case 3: return load<double>(reinterpret_cast<unsigned char const*>(&bits));
-    case 4: return static_cast<std::uint32_t>(bits);
-    case 5: return static_cast<std::int32_t>(static_cast<std::uint32_t>(bits));
+    case 1:
+      return bits;
+    case 2:
+      return static_cast<std::int64_t>(bits);
+    case 3:
+      return load<double>(reinterpret_cast<unsigned char const*>(&bits));
+    case 4:
+      return static_cast<std::uint32_t>(bits);
+    case 5:
+      return static_cast<std::int32_t>(static_cast<std::uint32_t>(bits));
     case 6: {
       auto u = static_cast<std::uint32_t>(bits);
       return load<float>(reinterpret_cast<unsigned char const*>(&u));
     }
-    default: return std::monostate{};
+    default:
+      return std::monostate{};
   }
 }
 
@@ -101,107 +119,133 @@ constexpr auto last_type = static_cast<std::uint8_t>(testing::event_type::sync_r
 
 }  // namespace
 
+unsigned char const* parse_record(unsigned char const* p, unsigned char const* end, raw_event& r,
+                                  char const*& why) noexcept {
+  if (static_cast<std::size_t>(end - p) < sizeof(record_header)) {
+    why = "short header";
+    return nullptr;
+  }
+  auto const h = load<record_header>(p);
+  p += sizeof(record_header);
+  if (h.type > last_type || h.payload_type > 6 || h.message > 2) {
+    why = "bad type";
+    return nullptr;
+  }
+  std::size_t const need = ((h.flags & flag::has_color) ? 4U : 0U) +
+                           ((h.flags & flag::has_category) ? 4U : 0U) + (h.payload_type ? 8U : 0U) +
+                           ((h.flags & flag::has_id) ? 8U : 0U);
+  if (static_cast<std::size_t>(end - p) < need) {
+    why = "short body";
+    return nullptr;
+  }
+  r.type = static_cast<testing::event_type>(h.type);
+  r.flags = h.flags;
+  r.domain = h.domain;
+  r.ticks = h.ticks;
+  r.color = 0;
+  r.category = 0;
+  r.payload_type = h.payload_type;
+  r.payload_bits = 0;
+  r.id = 0;
+  r.message = static_cast<message_kind>(h.message);
+  r.text = {};
+  r.string_id = 0;
+  if (h.flags & flag::has_color) {
+    r.color = load<std::uint32_t>(p);
+    p += 4;
+  }
+  if (h.flags & flag::has_category) {
+    r.category = load<std::uint32_t>(p);
+    p += 4;
+  }
+  if (h.payload_type) {
+    r.payload_bits = load<std::uint64_t>(p);
+    p += 8;
+  }
+  if (h.flags & flag::has_id) {
+    r.id = load<std::uint64_t>(p);
+    p += 8;
+  }
+  if (r.message == message_kind::inline_text) {
+    if (end - p < 2) {
+      why = "short text length";
+      return nullptr;
+    }
+    auto const n = load<std::uint16_t>(p);
+    p += 2;
+    if (end - p < n) {
+      why = "short text";
+      return nullptr;
+    }
+    r.text = std::string_view{reinterpret_cast<char const*>(p), n};
+    p += n;
+  } else if (r.message == message_kind::string_id) {
+    if (end - p < 4) {
+      why = "short string id";
+      return nullptr;
+    }
+    r.string_id = load<std::uint32_t>(p);
+    p += 4;
+  }
+  return p;
+}
+
+testing::payload_value payload_of(raw_event const& r) noexcept {
+  return read_payload(r.payload_type, r.payload_bits);
+}
+
 void decode_thread(std::vector<stream_piece> const& pieces, std::uint64_t tid, std::uint32_t pid,
                    name_tables const& names, clock_map const& clock,
                    std::vector<testing::event>& out, std::vector<std::string>& warnings) {
   std::int64_t last_ns = INT64_MIN;
-  for (auto const& piece : pieces) {
-    unsigned char const* p = piece.data;
-    unsigned char const* const end = piece.data + piece.size;
-    while (p < end) {
-      auto bad = [&](char const* why) {
-        warnings.push_back("thread " + std::to_string(tid) + ": malformed record (" + why +
-                           "); rest of the block skipped");
-        p = end;
-      };
-      if (static_cast<std::size_t>(end - p) < sizeof(record_header)) {
-        bad("short header");
-        break;
-      }
-      auto const h = load<record_header>(p);
-      p += sizeof(record_header);
-      if (h.type > last_type || h.payload_type > 6 || h.message > 2) {
-        bad("bad type");
-        break;
-      }
-      std::size_t need = ((h.flags & flag::has_color) ? 4U : 0U) +
-                         ((h.flags & flag::has_category) ? 4U : 0U) +
-                         (h.payload_type ? 8U : 0U) + ((h.flags & flag::has_id) ? 8U : 0U);
-      if (static_cast<std::size_t>(end - p) < need) {
-        bad("short body");
-        break;
-      }
-      testing::event e;
-      e.type = static_cast<testing::event_type>(h.type);
-      e.domain = names.domain_at(h.domain);
-      e.thread_id = tid;
-      e.process_id = pid;
-      std::int64_t ns = clock.to_ns(h.ticks);
-      last_ns = std::max(last_ns, ns);
-      e.time_ns = last_ns;
-      std::uint32_t category = 0;
-      if (h.flags & flag::has_color) {
-        e.color = load<std::uint32_t>(p);
-        p += 4;
-      }
-      if (h.flags & flag::has_category) {
-        category = load<std::uint32_t>(p);
-        p += 4;
-      }
-      if (h.payload_type) {
-        e.payload = read_payload(h.payload_type, load<std::uint64_t>(p));
-        p += 8;
-      }
-      std::uint64_t id = 0;
-      if (h.flags & flag::has_id) {
-        id = load<std::uint64_t>(p);
-        p += 8;
-      }
-      if (h.message == static_cast<std::uint8_t>(message_kind::inline_text)) {
-        if (end - p < 2) {
-          bad("short text length");
-          break;
+  for_each_record(
+      pieces, tid,
+      [&](raw_event const& r) {
+        testing::event e;
+        e.type = r.type;
+        e.domain = names.domain_at(r.domain);
+        e.thread_id = tid;
+        e.process_id = pid;
+        last_ns = std::max(last_ns, clock.to_ns(r.ticks));
+        e.time_ns = last_ns;
+        if (r.flags & flag::has_color) {
+          e.color = r.color;
         }
-        auto n = load<std::uint16_t>(p);
-        p += 2;
-        if (end - p < n) {
-          bad("short text");
-          break;
+        e.payload = payload_of(r);
+        if (r.message == message_kind::inline_text) {
+          e.message.assign(r.text);
+        } else if (r.message == message_kind::string_id) {
+          e.message = names.string_at(r.string_id);
         }
-        e.message.assign(reinterpret_cast<char const*>(p), n);
-        p += n;
-      } else if (h.message == static_cast<std::uint8_t>(message_kind::string_id)) {
-        if (end - p < 4) {
-          bad("short string id");
-          break;
+        e.registered = (r.flags & flag::registered) != 0;
+        e.truncated = (r.flags & flag::truncated) != 0;
+        e.null_message = (r.flags & flag::null_message) != 0;
+        if (e.null_message) {
+          e.message = "(null)";
         }
-        e.message = names.string_at(load<std::uint32_t>(p));
-        p += 4;
-      }
-      e.registered = (h.flags & flag::registered) != 0;
-      e.truncated = (h.flags & flag::truncated) != 0;
-      e.null_message = (h.flags & flag::null_message) != 0;
-      if (e.null_message) {
-        e.message = "(null)";
-      }
-      switch (e.type) {
-        case testing::event_type::start:
-        case testing::event_type::end: e.range_id = id; break;
-        case testing::event_type::name_resource:
-          e.resource = resource_name(static_cast<resource_kind>(category));
-          category = 0;
-          e.handle = id;
-          break;
-        default: e.handle = id; break;
-      }
-      e.category = category;
-      if (category != 0) {
-        e.category_name = names.category_at(h.domain, category, h.ticks);
-      }
-      e.thread_name = names.thread_at(tid, h.ticks);
-      out.push_back(std::move(e));
-    }
-  }
+        std::uint32_t category = r.category;
+        switch (e.type) {
+          case testing::event_type::start:
+          case testing::event_type::end:
+            e.range_id = r.id;
+            break;
+          case testing::event_type::name_resource:
+            e.resource = resource_name(static_cast<resource_kind>(category));
+            category = 0;
+            e.handle = r.id;
+            break;
+          default:
+            e.handle = r.id;
+            break;
+        }
+        e.category = category;
+        if (category != 0) {
+          e.category_name = names.category_at(r.domain, category, r.ticks);
+        }
+        e.thread_name = names.thread_at(tid, r.ticks);
+        out.push_back(std::move(e));
+      },
+      warnings);
 }
 
 void finish_events(std::vector<testing::event>& events, std::vector<std::string>& warnings) {

@@ -5,9 +5,12 @@
 
 #include <nvtxpp/testing/event.hpp>
 
+#include "format.hpp"
+
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -53,6 +56,36 @@ struct stream_piece {
   std::size_t size;
 };
 
+/// @brief One stream record, undecoded names (string ids, domain indices) left as they are.
+struct raw_event {
+  testing::event_type type = testing::event_type::mark;
+  std::uint8_t flags = 0;          ///< format.hpp `flag` bits
+  std::uint32_t domain = 0;        ///< domain index
+  std::int64_t ticks = 0;          ///< raw timestamp
+  std::uint32_t color = 0;         ///< valid when flags & has_color
+  std::uint32_t category = 0;      ///< category id (name_resource: resource_kind)
+  std::uint8_t payload_type = 0;   ///< 0 none, 1..6 as NVTX
+  std::uint64_t payload_bits = 0;  ///< payload, bit pattern
+  std::uint64_t id = 0;            ///< range id or handle
+  message_kind message = message_kind::none;
+  std::string_view text;        ///< message_kind::inline_text
+  std::uint32_t string_id = 0;  ///< message_kind::string_id
+};
+
+/// @brief Calls `fn(raw_event const&)` for each record of a thread's stream pieces, in order.
+/// A malformed record ends its piece with a warning.
+template <class F>
+void for_each_record(std::vector<stream_piece> const& pieces, std::uint64_t tid, F&& fn,
+                     std::vector<std::string>& warnings);
+
+/// @brief Decodes one record at `p` (at most `end`) into `out`; returns the byte after it, or
+/// nullptr (with `why` set) when the record is malformed.
+unsigned char const* parse_record(unsigned char const* p, unsigned char const* end, raw_event& out,
+                                  char const*& why) noexcept;
+
+/// @brief Payload of a record as the event model's variant.
+[[nodiscard]] testing::payload_value payload_of(raw_event const& r) noexcept;
+
 /// @brief Decodes the stream of one thread (pieces in call order) and appends its events.
 ///
 /// Times are made non-decreasing within the thread, so a stable sort by time keeps each
@@ -66,5 +99,25 @@ void decode_thread(std::vector<stream_piece> const& pieces, std::uint64_t tid, s
 /// and call order), fills push/pop depths per thread and domain, and appends warnings for
 /// unbalanced pops, null and truncated messages.
 void finish_events(std::vector<testing::event>& events, std::vector<std::string>& warnings);
+
+template <class F>
+void for_each_record(std::vector<stream_piece> const& pieces, std::uint64_t tid, F&& fn,
+                     std::vector<std::string>& warnings) {
+  for (auto const& piece : pieces) {
+    unsigned char const* p = piece.data;
+    unsigned char const* const end = piece.data + piece.size;
+    raw_event r;
+    while (p < end) {
+      char const* why = nullptr;
+      p = parse_record(p, end, r, why);
+      if (p == nullptr) {
+        warnings.push_back("thread " + std::to_string(tid) + ": malformed record (" + why +
+                           "); rest of the block skipped");
+        break;
+      }
+      fn(static_cast<raw_event const&>(r));
+    }
+  }
+}
 
 }  // namespace nvtxpp::recording

@@ -10,23 +10,40 @@ namespace nvtxpp::testing {
 
 char const* to_string(event_type type) noexcept {
   switch (type) {
-    case event_type::push: return "push";
-    case event_type::pop: return "pop";
-    case event_type::start: return "start";
-    case event_type::end: return "end";
-    case event_type::mark: return "mark";
-    case event_type::name_thread: return "name_thread";
-    case event_type::name_category: return "name_category";
-    case event_type::name_resource: return "name_resource";
-    case event_type::domain_create: return "domain_create";
-    case event_type::domain_destroy: return "domain_destroy";
-    case event_type::resource_destroy: return "resource_destroy";
-    case event_type::sync_create: return "sync_create";
-    case event_type::sync_destroy: return "sync_destroy";
-    case event_type::sync_acquire_start: return "sync_acquire_start";
-    case event_type::sync_acquire_failed: return "sync_acquire_failed";
-    case event_type::sync_acquire_success: return "sync_acquire_success";
-    case event_type::sync_releasing: return "sync_releasing";
+    case event_type::push:
+      return "push";
+    case event_type::pop:
+      return "pop";
+    case event_type::start:
+      return "start";
+    case event_type::end:
+      return "end";
+    case event_type::mark:
+      return "mark";
+    case event_type::name_thread:
+      return "name_thread";
+    case event_type::name_category:
+      return "name_category";
+    case event_type::name_resource:
+      return "name_resource";
+    case event_type::domain_create:
+      return "domain_create";
+    case event_type::domain_destroy:
+      return "domain_destroy";
+    case event_type::resource_destroy:
+      return "resource_destroy";
+    case event_type::sync_create:
+      return "sync_create";
+    case event_type::sync_destroy:
+      return "sync_destroy";
+    case event_type::sync_acquire_start:
+      return "sync_acquire_start";
+    case event_type::sync_acquire_failed:
+      return "sync_acquire_failed";
+    case event_type::sync_acquire_success:
+      return "sync_acquire_success";
+    case event_type::sync_releasing:
+      return "sync_releasing";
   }
   return "unknown";
 }
@@ -36,13 +53,26 @@ namespace {
 std::string payload_text(payload_value const& p) {
   char buf[64];
   switch (p.index()) {
-    case 1: std::snprintf(buf, sizeof buf, "u64:%" PRIu64, std::get<1>(p)); break;
-    case 2: std::snprintf(buf, sizeof buf, "i64:%" PRId64, std::get<2>(p)); break;
-    case 3: std::snprintf(buf, sizeof buf, "f64:%g", std::get<3>(p)); break;
-    case 4: std::snprintf(buf, sizeof buf, "u32:%" PRIu32, std::get<4>(p)); break;
-    case 5: std::snprintf(buf, sizeof buf, "i32:%" PRId32, std::get<5>(p)); break;
-    case 6: std::snprintf(buf, sizeof buf, "f32:%g", static_cast<double>(std::get<6>(p))); break;
-    default: return {};
+    case 1:
+      std::snprintf(buf, sizeof buf, "u64:%" PRIu64, std::get<1>(p));
+      break;
+    case 2:
+      std::snprintf(buf, sizeof buf, "i64:%" PRId64, std::get<2>(p));
+      break;
+    case 3:
+      std::snprintf(buf, sizeof buf, "f64:%g", std::get<3>(p));
+      break;
+    case 4:
+      std::snprintf(buf, sizeof buf, "u32:%" PRIu32, std::get<4>(p));
+      break;
+    case 5:
+      std::snprintf(buf, sizeof buf, "i32:%" PRId32, std::get<5>(p));
+      break;
+    case 6:
+      std::snprintf(buf, sizeof buf, "f32:%g", static_cast<double>(std::get<6>(p)));
+      break;
+    default:
+      return {};
   }
   return buf;
 }
@@ -148,7 +178,9 @@ std::vector<completed_range> pair_ranges(std::vector<event> const& events, std::
         out.push_back(std::move(r));
         break;
       }
-      case event_type::start: open[{e.process_id, e.range_id}] = begin_range(e, false); break;
+      case event_type::start:
+        open[{e.process_id, e.range_id}] = begin_range(e, false);
+        break;
       case event_type::end: {
         auto it = open.find({e.process_id, e.range_id});
         if (it == open.end()) {
@@ -167,7 +199,8 @@ std::vector<completed_range> pair_ranges(std::vector<event> const& events, std::
         out.push_back(std::move(r));
         break;
       }
-      default: break;
+      default:
+        break;
     }
   }
   for (auto& [key, stack] : stacks) {

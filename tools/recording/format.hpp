@@ -72,6 +72,7 @@ enum class file_record : std::uint32_t {
   thread_name = 5,    ///< u64 tid, i64 ticks, u32 string id
   clock = 6,          ///< i64 ticks, i64 ns: a calibration point
   finish = 7,         ///< i64 ticks, i64 ns, i32 how (finish_reason): the process ended
+  process = 8,        ///< text: the process's command line, arguments separated by spaces
 };
 
 /// @brief How a captured process ended, as recorded in its file.
@@ -79,14 +80,14 @@ enum class finish_reason : std::int32_t { exit = 0, signal = 1 };
 
 /// @brief First bytes of a capture file.
 struct file_header {
-  char magic[8];           ///< "NVTXPPC1"
-  std::uint32_t version;   ///< 1
-  std::uint32_t pid;       ///< process id
-  std::uint32_t ppid;      ///< parent process id
-  std::uint32_t tsc;       ///< 1 when ticks are TSC cycles, 0 when they are nanoseconds
-  std::int64_t ticks0;     ///< calibration point at start: ticks ...
-  std::int64_t ns0;        ///< ... and CLOCK_MONOTONIC nanoseconds at the same moment
-  double ns_per_tick;      ///< estimated at start (refined from later `clock` records)
+  char magic[8];          ///< "NVTXPPC1"
+  std::uint32_t version;  ///< 1
+  std::uint32_t pid;      ///< process id
+  std::uint32_t ppid;     ///< parent process id
+  std::uint32_t tsc;      ///< 1 when ticks are TSC cycles, 0 when they are nanoseconds
+  std::int64_t ticks0;    ///< calibration point at start: ticks ...
+  std::int64_t ns0;       ///< ... and CLOCK_MONOTONIC nanoseconds at the same moment
+  double ns_per_tick;     ///< estimated at start (refined from later `clock` records)
 };
 static_assert(sizeof(file_header) == 48);
 

@@ -16,19 +16,19 @@ namespace nvtxpp::testing {
 
 /// @brief What kind of NVTX call produced an event.
 enum class event_type : std::uint8_t {
-  push,             ///< nvtxRangePush*, nvtxDomainRangePushEx
-  pop,              ///< nvtxRangePop, nvtxDomainRangePop
-  start,            ///< nvtxRangeStart*, nvtxDomainRangeStartEx
-  end,              ///< nvtxRangeEnd, nvtxDomainRangeEnd
-  mark,             ///< nvtxMark*, nvtxDomainMarkEx
-  name_thread,      ///< nvtxNameOsThread*: `handle` is the named thread's id, `message` the name
-  name_category,    ///< nvtx[Domain]NameCategory*: `category` and `message`
-  name_resource,    ///< CUDA/driver/generic resource naming: `resource`, `handle`, `message`
-  domain_create,    ///< nvtxDomainCreate*: `domain` and `message` hold the name
-  domain_destroy,   ///< nvtxDomainDestroy
-  resource_destroy, ///< nvtxDomainResourceDestroy: `handle` is the resource identifier
-  sync_create,      ///< nvtxDomainSyncUserCreate: `handle` is the sync object, `message` its name
-  sync_destroy,     ///< nvtxDomainSyncUserDestroy
+  push,              ///< nvtxRangePush*, nvtxDomainRangePushEx
+  pop,               ///< nvtxRangePop, nvtxDomainRangePop
+  start,             ///< nvtxRangeStart*, nvtxDomainRangeStartEx
+  end,               ///< nvtxRangeEnd, nvtxDomainRangeEnd
+  mark,              ///< nvtxMark*, nvtxDomainMarkEx
+  name_thread,       ///< nvtxNameOsThread*: `handle` is the named thread's id, `message` the name
+  name_category,     ///< nvtx[Domain]NameCategory*: `category` and `message`
+  name_resource,     ///< CUDA/driver/generic resource naming: `resource`, `handle`, `message`
+  domain_create,     ///< nvtxDomainCreate*: `domain` and `message` hold the name
+  domain_destroy,    ///< nvtxDomainDestroy
+  resource_destroy,  ///< nvtxDomainResourceDestroy: `handle` is the resource identifier
+  sync_create,       ///< nvtxDomainSyncUserCreate: `handle` is the sync object, `message` its name
+  sync_destroy,      ///< nvtxDomainSyncUserDestroy
   sync_acquire_start,    ///< nvtxDomainSyncUserAcquireStart
   sync_acquire_failed,   ///< nvtxDomainSyncUserAcquireFailed
   sync_acquire_success,  ///< nvtxDomainSyncUserAcquireSuccess
@@ -59,10 +59,10 @@ struct event {
   bool registered = false;    ///< the message was passed as a registered-string handle
   bool truncated = false;     ///< the message was longer than `max_message_bytes` and was cut
   bool null_message = false;  ///< the caller passed a null message; `message` is "(null)"
-  std::string resource;  ///< name_resource: "cuda_device", "cuda_stream", "cuda_event",
-                         ///< "cu_device", "cu_context", "cu_stream", "cu_event",
-                         ///< "generic_pointer", "generic_handle", "os_thread", "posix_thread"
-  std::uint64_t handle = 0;  ///< name_resource/name_thread/resource_destroy/sync_*: the object
+  std::string resource;       ///< name_resource: "cuda_device", "cuda_stream", "cuda_event",
+                              ///< "cu_device", "cu_context", "cu_stream", "cu_event",
+                              ///< "generic_pointer", "generic_handle", "os_thread", "posix_thread"
+  std::uint64_t handle = 0;   ///< name_resource/name_thread/resource_destroy/sync_*: the object
   std::uint32_t process_id = 0;  ///< OS process id of the recording process
 };
 
@@ -86,7 +86,7 @@ struct completed_range {
   std::int64_t end_ns = 0;             ///< end time; the end of the recording if `unterminated`
   int depth = 0;                       ///< push/pop nesting depth (0 = outermost); 0 for start/end
   bool push_pop = true;                ///< true: push/pop; false: start/end
-  bool unterminated = false;  ///< still open at the end; closed at the recording's end time
+  bool unterminated = false;   ///< still open at the end; closed at the recording's end time
   std::uint64_t range_id = 0;  ///< start/end id, 0 for push/pop
 };
 
@@ -95,9 +95,9 @@ struct completed_range {
 /// @param end_ns time at which ranges still open are closed (and marked `unterminated`)
 /// @param warnings when not null, receives one line per unbalanced pop or unknown end id
 /// @return completed ranges ordered by start time
-[[nodiscard]] std::vector<completed_range> pair_ranges(std::vector<event> const& events,
-                                                       std::int64_t end_ns,
-                                                       std::vector<std::string>* warnings = nullptr);
+[[nodiscard]] std::vector<completed_range> pair_ranges(
+    std::vector<event> const& events, std::int64_t end_ns,
+    std::vector<std::string>* warnings = nullptr);
 
 /// @brief Name of an event type ("push", "name_thread", ...).
 [[nodiscard]] char const* to_string(event_type type) noexcept;

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Draws an nvtxpp-capture trace (Chrome Trace Event JSON) as an SVG timeline.
+
+usage: trace_svg.py trace.json out.svg [--width 1000]
+
+One lane per thread (named from the trace's thread_name metadata), push/pop ranges stacked by
+depth, start/end ranges in an "async" lane of their process, marks as ticks. Colours come from
+the range's NVTX colour, else from a hash of its name.
+"""
+import argparse
+import hashlib
+import html
+import json
+
+ROW = 18
+LANE_GAP = 10
+LEFT = 160
+
+
+def colour(event):
+    c = event.get("args", {}).get("color")
+    if c:
+        return c
+    h = hashlib.sha1(event["name"].encode()).digest()
+    return "#%02x%02x%02x" % (90 + h[0] % 140, 90 + h[1] % 140, 90 + h[2] % 140)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("trace")
+    ap.add_argument("out")
+    ap.add_argument("--width", type=int, default=1000)
+    a = ap.parse_args()
+    with open(a.trace, encoding="utf-8") as f:
+        events = json.load(f)["traceEvents"]
+
+    names = {}
+    procs = {}
+    for e in events:
+        if e["ph"] == "M" and e["name"] == "thread_name":
+            names[(e["pid"], e["tid"])] = e["args"]["name"]
+        if e["ph"] == "M" and e["name"] == "process_name":
+            procs[e["pid"]] = e["args"]["name"]
+    drawn = [e for e in events if e["ph"] in ("X", "i", "b", "e")]
+    if not drawn:
+        raise SystemExit("no events to draw")
+    t0 = min(e["ts"] for e in drawn)
+    t1 = max(e["ts"] + e.get("dur", 0) for e in drawn)
+    scale = (a.width - LEFT - 10) / max(t1 - t0, 1e-3)
+
+    # Async ranges: pair b/e by id.
+    asyncs = {}
+    for e in drawn:
+        if e["ph"] in ("b", "e"):
+            asyncs.setdefault((e["pid"], e["id"]), {})[e["ph"]] = e
+
+    lanes = {}
+    for e in drawn:
+        if e["ph"] in ("X", "i"):
+            key = (e["pid"], e["tid"])
+            depth = e.get("args", {}).get("depth", 0) if e["ph"] == "X" else 0
+            lanes[key] = max(lanes.get(key, 1), depth + 1)
+    for (pid, _), _ in asyncs.items():
+        lanes[(pid, "async")] = lanes.get((pid, "async"), 0) + 1
+
+    out = []
+    y = 30
+    for key in sorted(lanes, key=lambda k: (k[0], str(k[1]))):
+        pid, tid = key
+        label = "async ranges" if tid == "async" else names.get(key, f"thread {tid}")
+        height = lanes[key] * ROW
+        out.append(f'<rect x="0" y="{y - 2}" width="{a.width}" height="{height + 4}" '
+                   f'fill="#f4f4f4"/>')
+        out.append(f'<text x="6" y="{y + 13}" font-size="12">{html.escape(label)}'
+                   f'<title>{html.escape(procs.get(pid, str(pid)))}</title></text>')
+        if tid == "async":
+            for row, ((p, _), pair) in enumerate(x for x in asyncs.items() if x[0][0] == pid):
+                b, e = pair.get("b"), pair.get("e")
+                if not b:
+                    continue
+                x0 = LEFT + (b["ts"] - t0) * scale
+                x1 = LEFT + ((e or b)["ts"] - t0) * scale
+                ry = y + row * ROW
+                out.append(f'<rect x="{x0:.1f}" y="{ry}" width="{max(x1 - x0, 1):.1f}" '
+                           f'height="{ROW - 3}" fill="{colour(b)}" rx="3"/>')
+                out.append(f'<text x="{x0 + 3:.1f}" y="{ry + 11}" font-size="10">'
+                           f'{html.escape(b["name"])}</text>')
+        else:
+            for e in drawn:
+                if (e["pid"], e["tid"]) != key:
+                    continue
+                x0 = LEFT + (e["ts"] - t0) * scale
+                if e["ph"] == "X":
+                    ry = y + e.get("args", {}).get("depth", 0) * ROW
+                    w = max(e["dur"] * scale, 1)
+                    out.append(f'<rect x="{x0:.1f}" y="{ry}" width="{w:.1f}" height="{ROW - 3}" '
+                               f'fill="{colour(e)}" stroke="#333" stroke-width="0.5"><title>'
+                               f'{html.escape(e["name"])} ({e["dur"]:.3f} us)</title></rect>')
+                    if w > 30:
+                        out.append(f'<text x="{x0 + 3:.1f}" y="{ry + 11}" font-size="10">'
+                                   f'{html.escape(e["name"][:int(w / 6)])}</text>')
+                else:
+                    out.append(f'<path d="M{x0:.1f},{y} l4,-7 l-8,0 z" fill="#c00"><title>'
+                               f'{html.escape(e["name"])}</title></path>')
+        y += height + LANE_GAP
+    axis = []
+    for k in range(6):
+        x = LEFT + k * (a.width - LEFT - 10) / 5
+        axis.append(f'<line x1="{x:.1f}" y1="18" x2="{x:.1f}" y2="{y}" stroke="#ddd"/>')
+        axis.append(f'<text x="{x:.1f}" y="14" font-size="10" text-anchor="middle">'
+                    f'{(t1 - t0) * k / 5:.0f} us</text>')
+    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{a.width}" height="{y + 10}" '
+           f'font-family="sans-serif">', '<rect width="100%" height="100%" fill="white"/>']
+    svg += axis + out + ["</svg>"]
+    with open(a.out, "w", encoding="utf-8") as f:
+        f.write("\n".join(svg) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,276 @@
+// An annotated program for the nvtxpp-capture tests: `capture_app <case> [args]`. Each case
+// makes a known set of NVTX calls (raw C API and nvtx3.hpp); run_tests.py runs it under
+// nvtxpp-capture and checks the trace and summary against exactly these calls.
+#include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvToolsExtCudaRt.h>
+#include <nvtx3/nvtx3.hpp>
+
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+std::uint32_t tid() { return static_cast<std::uint32_t>(::syscall(SYS_gettid)); }
+
+nvtxEventAttributes_t attributes(char const* message) {
+  nvtxEventAttributes_t a{};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  a.message.ascii = message;
+  return a;
+}
+
+void spin_us(int us) {
+  timespec a{};
+  timespec b{};
+  ::clock_gettime(CLOCK_MONOTONIC, &a);
+  do {
+    ::clock_gettime(CLOCK_MONOTONIC, &b);
+  } while ((b.tv_sec - a.tv_sec) * 1'000'000 + (b.tv_nsec - a.tv_nsec) / 1000 < us);
+}
+
+struct app_domain {
+  static constexpr char const* name{"app"};
+};
+
+// Every kind of call, once, with known attributes.
+int basic() {
+  nvtxNameOsThreadA(tid(), "main thread");
+  nvtxNameCategoryA(1, "setup");
+  auto a = attributes("outer");
+  a.colorType = NVTX_COLOR_ARGB;
+  a.color = 0xFF00FF00U;
+  a.category = 1;
+  a.payloadType = NVTX_PAYLOAD_TYPE_INT64;
+  a.payload.llValue = -7;
+  nvtxRangePushEx(&a);
+  nvtxRangePushW(L"inner \u00e9");
+  spin_us(200);
+  nvtxRangePop();
+  nvtxRangePop();
+
+  nvtxDomainHandle_t const d = nvtxDomainCreateA("io");
+  nvtxDomainNameCategoryA(d, 2, "disk");
+  nvtxEventAttributes_t r{};
+  r.version = NVTX_VERSION;
+  r.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  r.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+  r.message.registered = nvtxDomainRegisterStringA(d, "read block");
+  r.category = 2;
+  r.payloadType = NVTX_PAYLOAD_TYPE_DOUBLE;
+  r.payload.dValue = 0.5;
+  nvtxDomainRangePushEx(d, &r);
+  spin_us(100);
+  nvtxDomainRangePop(d);
+
+  nvtxMarkA("checkpoint");
+  nvtxRangeId_t const id = nvtxRangeStartA("async");
+  std::thread worker{[id] {
+    nvtxNameOsThreadA(tid(), "worker");
+    {
+      nvtx3::scoped_range_in<app_domain> r3{"nvtx3 range"};
+      spin_us(100);
+    }
+    nvtxRangeEnd(id);
+  }};
+  worker.join();
+  nvtxNameCudaStreamA(reinterpret_cast<cudaStream_t>(0x42), "copy stream");
+  std::printf("basic done\n");
+  return 0;
+}
+
+// Threads that exit early, a thread still running when main returns is joined first.
+int threads() {
+  std::vector<std::thread> pool;
+  for (int i = 0; i < 4; ++i) {
+    pool.emplace_back([i] {
+      std::string const name = "t" + std::to_string(i);
+      nvtxNameOsThreadA(tid(), name.c_str());
+      for (int k = 0; k < 1000 * (i + 1); ++k) {
+        nvtxRangePushA("work");
+        nvtxRangePop();
+      }
+    });
+  }
+  for (auto& t : pool) {
+    t.join();
+  }
+  return 0;
+}
+
+[[noreturn]] void exit_deep(int code) {
+  nvtxRangePushA("deep");
+  std::exit(code);
+}
+
+// exit() from inside two open ranges, after work on a thread.
+int exit_case() {
+  std::thread{[] {
+    nvtxRangePushA("thread work");
+    nvtxRangePop();
+  }}.join();
+  nvtxRangePushA("before exit");
+  exit_deep(5);
+}
+
+int signal_case(char const* which) {
+  int const sig = std::strcmp(which, "int") == 0 ? SIGINT : SIGTERM;
+  static std::atomic<bool> ready{false};
+  std::thread keeps_running{[] {
+    nvtxRangePushA("background");
+    nvtxRangePop();
+    ready.store(true);
+    for (;;) {
+      ::pause();
+    }
+  }};
+  keeps_running.detach();
+  while (!ready.load()) {
+    std::this_thread::yield();
+  }
+  for (int i = 0; i < 100; ++i) {
+    nvtxRangePushA("step");
+    nvtxRangePop();
+  }
+  nvtxRangePushA("interrupted");
+  std::fflush(stdout);
+  ::kill(::getpid(), sig);
+  for (;;) {
+    ::pause();
+  }
+}
+
+int exception_case() {
+  nvtxRangePushA("throwing");
+  throw std::runtime_error("uncaught on purpose");
+}
+
+int warnings_case() {
+  nvtxRangePop();        // unbalanced
+  nvtxRangeEnd(0x1234);  // unknown id
+  nvtxMarkA(nullptr);    // null message
+  std::string const huge(10000, 'h');
+  nvtxMarkA(huge.c_str());  // huge message
+  nvtxRangePushA("never popped");
+  return 0;
+}
+
+int fork_case() {
+  nvtxRangePushA("parent before fork");
+  nvtxRangePop();
+  pid_t const child = ::fork();
+  if (child == 0) {
+    nvtxRangePushA("in child");
+    nvtxRangePop();
+    std::exit(0);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  nvtxRangePushA("parent after fork");
+  nvtxRangePop();
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+long rss_kb(char const* key) {
+  long value = -1;
+  if (FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, f) != nullptr) {
+      if (std::strncmp(line, key, std::strlen(key)) == 0) {
+        value = std::strtol(line + std::strlen(key), nullptr, 10);
+      }
+    }
+    std::fclose(f);
+  }
+  return value;
+}
+
+// `ranges` ranges split over `threads` threads; prints the peak RSS growth (kB).
+int memory_case(long ranges, int nthreads) {
+  std::vector<std::thread> pool;
+  pool.reserve(static_cast<std::size_t>(nthreads));
+  long const before = rss_kb("VmRSS:");
+  long const per_thread = ranges / nthreads;
+  for (int i = 0; i < nthreads; ++i) {
+    pool.emplace_back([per_thread] {
+      for (long k = 0; k < per_thread; ++k) {
+        nvtxRangePushA("r");
+        nvtxRangePop();
+      }
+    });
+  }
+  for (auto& t : pool) {
+    t.join();
+  }
+  long const peak = rss_kb("VmHWM:");
+  std::printf("rss_before_kb=%ld peak_kb=%ld growth_kb=%ld\n", before, peak, peak - before);
+  return 0;
+}
+
+// Calls to time, without a tool or under one: prints ns per push+pop.
+int overhead_case(long n) {
+  for (int rep = 0; rep < 3; ++rep) {
+    timespec a{};
+    timespec b{};
+    ::clock_gettime(CLOCK_MONOTONIC, &a);
+    for (long i = 0; i < n; ++i) {
+      nvtxRangePushA("range");
+      nvtxRangePop();
+    }
+    ::clock_gettime(CLOCK_MONOTONIC, &b);
+    double const ns =
+        static_cast<double>((b.tv_sec - a.tv_sec) * 1'000'000'000LL + (b.tv_nsec - a.tv_nsec)) /
+        static_cast<double>(n);
+    std::printf("push_pop_ns=%.2f\n", ns);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: capture_app <case> [args]\n");
+    return 64;
+  }
+  std::string const which = argv[1];
+  if (which == "basic") return basic();
+  if (which == "threads") return threads();
+  if (which == "exit") return exit_case();
+  if (which == "signal") return signal_case(argc > 2 ? argv[2] : "term");
+  if (which == "exception") return exception_case();
+  if (which == "warnings") return warnings_case();
+  if (which == "fork") return fork_case();
+  if (which == "return") {
+    nvtxRangePushA("returning");
+    nvtxRangePop();
+    return argc > 2 ? std::atoi(argv[2]) : 0;
+  }
+  if (which == "touch") {  // proves whether the program ran
+    if (FILE* f = std::fopen(argv[2], "w")) {
+      std::fclose(f);
+    }
+    return 0;
+  }
+  if (which == "memory") {
+    return memory_case(argc > 2 ? std::atol(argv[2]) : 10'000'000L,
+                       argc > 3 ? std::atoi(argv[3]) : 8);
+  }
+  if (which == "overhead") return overhead_case(argc > 2 ? std::atol(argv[2]) : 2'000'000L);
+  std::fprintf(stderr, "unknown case %s\n", which.c_str());
+  return 64;
+}

@@ -1,0 +1,353 @@
+// libnvtxpp_inject.so: the whole-program front end of the recorder core.
+//
+// NVTX loads this library when NVTX_INJECTION64_PATH names it (nvtxpp-capture sets it) and calls
+// InitializeInjectionNvtx2. Each process writes one file, $NVTXPP_CAPTURE_DIR/nvtxpp-<pid>.bin
+// (format.hpp): full 64 KiB blocks are appended by the thread that filled them, so memory stays
+// bounded; names are appended as they are defined. The rest is written when a thread exits, when
+// the process exits (library destructor), and on fatal signals (flush, then the signal takes its
+// course). Everything here that a signal handler calls is async-signal-safe: write(2), atomics.
+
+#define NVTX_NO_IMPL
+#include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvToolsExtPayload.h>
+
+#include "../recording/core.hpp"
+#include "../recording/format.hpp"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace nvtxpp::capture {
+
+namespace {
+
+namespace rec = nvtxpp::recording;
+
+int g_fd = -1;
+std::atomic<bool> g_finished{false};
+
+/// Writes all of `iov` (retrying short writes and EINTR). Async-signal-safe.
+void write_all(iovec* iov, int count) noexcept {
+  while (count > 0) {
+    ssize_t n = ::writev(g_fd, iov, count);
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return;  // disk full or similar: events are lost, the program goes on
+    }
+    auto left = static_cast<std::size_t>(n);
+    while (count > 0 && left >= iov->iov_len) {
+      left -= iov->iov_len;
+      ++iov;
+      --count;
+    }
+    if (count > 0) {
+      iov->iov_base = static_cast<char*>(iov->iov_base) + left;
+      iov->iov_len -= left;
+    }
+  }
+}
+
+/// Appends one file record: u32 kind, u32 size, then the parts. One writev, so records of
+/// concurrent writers never interleave (O_APPEND).
+void write_record(rec::file_record kind, iovec* parts, int count) noexcept {
+  if (g_fd < 0) {
+    return;
+  }
+  std::uint32_t head[2] = {static_cast<std::uint32_t>(kind), 0};
+  for (int i = 0; i < count; ++i) {
+    head[1] += static_cast<std::uint32_t>(parts[i].iov_len);
+  }
+  iovec iov[4];
+  iov[0] = {head, sizeof head};
+  for (int i = 0; i < count && i < 3; ++i) {
+    iov[i + 1] = parts[i];
+  }
+  write_all(iov, count + 1);
+}
+
+void write_clock(rec::file_record kind, std::int32_t how) noexcept {
+  struct {
+    std::int64_t ticks;
+    std::int64_t ns;
+    std::int32_t how;
+  } body{rec::now_ticks(), rec::monotonic_ns(), how};
+  iovec part{&body, kind == rec::file_record::finish ? sizeof body : 16};
+  write_record(kind, &part, 1);
+}
+
+/// Writes the unflushed part of the thread's current block. Caller holds t.flushing.
+void flush_locked(rec::thread_state& t) noexcept {
+  if (t.cur == nullptr) {
+    return;
+  }
+  std::uint32_t const used = t.cur->used.load(std::memory_order_acquire);
+  if (used <= t.flushed) {
+    return;
+  }
+  struct {
+    std::uint64_t tid;
+    std::uint32_t index;
+    std::uint32_t reserved;
+  } head{t.tid, t.index, 0};
+  iovec parts[2] = {{&head, sizeof head}, {t.cur->data + t.flushed, used - t.flushed}};
+  write_record(rec::file_record::chunk, parts, 2);
+  t.flushed = used;
+}
+
+bool lock_thread(rec::thread_state& t, int tries) noexcept {
+  for (int i = 0; tries < 0 || i < tries; ++i) {
+    if (!t.flushing.exchange(true, std::memory_order_acquire)) {
+      return true;
+    }
+    ::sched_yield();
+  }
+  return false;
+}
+
+void unlock_thread(rec::thread_state& t) noexcept {
+  t.flushing.store(false, std::memory_order_release);
+}
+
+// Hooks (see core.hpp).
+
+void on_chunk_full(rec::thread_state& t) noexcept {
+  lock_thread(t, -1);
+  flush_locked(t);
+  t.used = 0;
+  t.flushed = 0;
+  t.cur->used.store(0, std::memory_order_release);
+  unlock_thread(t);
+  write_clock(rec::file_record::clock, 0);  // calibration points along the way
+}
+
+void on_thread_exit(rec::thread_state& t) noexcept {
+  lock_thread(t, -1);
+  flush_locked(t);
+  t.exited.store(true, std::memory_order_release);
+  delete t.cur;  // an exited thread keeps no memory
+  t.cur = nullptr;
+  t.current.store(nullptr, std::memory_order_release);
+  unlock_thread(t);
+}
+
+void on_string(std::uint32_t id, std::string const& text) noexcept {
+  iovec parts[2] = {{&id, sizeof id}, {const_cast<char*>(text.data()), text.size()}};
+  write_record(rec::file_record::string_def, parts, 2);
+}
+
+void on_domain(std::uint32_t index, std::string const& name) noexcept {
+  iovec parts[2] = {{&index, sizeof index}, {const_cast<char*>(name.data()), name.size()}};
+  write_record(rec::file_record::domain_def, parts, 2);
+}
+
+void on_category(std::uint32_t domain, std::uint32_t category, std::int64_t ticks,
+                 std::uint32_t string_id) noexcept {
+  struct {
+    std::uint32_t domain;
+    std::uint32_t category;
+    std::int64_t ticks;
+    std::uint32_t string_id;
+  } __attribute__((packed)) body{domain, category, ticks, string_id};
+  iovec part{&body, sizeof body};
+  write_record(rec::file_record::category_name, &part, 1);
+}
+
+void on_thread_named(std::uint64_t tid, std::int64_t ticks, std::uint32_t string_id) noexcept {
+  struct {
+    std::uint64_t tid;
+    std::int64_t ticks;
+    std::uint32_t string_id;
+  } __attribute__((packed)) body{tid, ticks, string_id};
+  iovec part{&body, sizeof body};
+  write_record(rec::file_record::thread_name, &part, 1);
+}
+
+/// Flushes every live thread and writes the finish record, once. Async-signal-safe.
+void finish(rec::finish_reason how) noexcept {
+  if (g_finished.exchange(true)) {
+    return;
+  }
+  for (rec::thread_state* t = rec::threads(); t != nullptr; t = t->next) {
+    if (t->exited.load(std::memory_order_acquire)) {
+      continue;
+    }
+    // A thread interrupted inside its own flush holds its lock: skip it rather than deadlock.
+    if (lock_thread(*t, how == rec::finish_reason::signal ? 1000 : -1)) {
+      if (!t->exited.load(std::memory_order_acquire)) {
+        flush_locked(*t);
+      }
+      unlock_thread(*t);
+    }
+  }
+  write_clock(rec::file_record::finish, static_cast<std::int32_t>(how));
+}
+
+std::string command_line() {
+  std::string out;
+  if (FILE* f = std::fopen("/proc/self/cmdline", "rb")) {
+    char buf[4096];
+    std::size_t n = std::fread(buf, 1, sizeof buf, f);
+    std::fclose(f);
+    out.assign(buf, n);
+    while (!out.empty() && out.back() == '\0') {
+      out.pop_back();
+    }
+    for (char& c : out) {
+      c = c == '\0' ? ' ' : c;
+    }
+  }
+  return out;
+}
+
+bool open_file() noexcept {
+  char const* dir = std::getenv("NVTXPP_CAPTURE_DIR");
+  std::string path = (dir != nullptr && *dir != '\0') ? dir : ".";
+  path += "/nvtxpp-" + std::to_string(::getpid()) + ".bin";
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    std::fprintf(stderr, "nvtxpp-capture: cannot write %s: %s; this process is not captured\n",
+                 path.c_str(), std::strerror(errno));
+    return false;
+  }
+  if (g_fd >= 0) {
+    ::close(g_fd);
+  }
+  g_fd = fd;
+  rec::tick_clock const& c = rec::clock();
+  rec::file_header h{};
+  std::memcpy(h.magic, rec::file_magic, sizeof h.magic);
+  h.version = 1;
+  h.pid = static_cast<std::uint32_t>(::getpid());
+  h.ppid = static_cast<std::uint32_t>(::getppid());
+  h.tsc = c.tsc ? 1U : 0U;
+  h.ticks0 = c.ticks0;
+  h.ns0 = c.ns0;
+  h.ns_per_tick = c.ns_per_tick;
+  iovec iov{&h, sizeof h};
+  write_all(&iov, 1);
+  g_finished.store(false);
+  std::string cmdline = command_line();
+  iovec part{cmdline.data(), cmdline.size()};
+  write_record(rec::file_record::process, &part, 1);
+  return true;
+}
+
+/// Re-emits every name known so far (a forked child's new file needs them too).
+void write_known_names() noexcept {
+  rec::name_tables const& n = rec::names();
+  for (std::size_t id = 1; id < n.strings.size(); ++id) {
+    on_string(static_cast<std::uint32_t>(id), n.strings[id]);
+  }
+  for (std::size_t i = 1; i < n.domains.size(); ++i) {
+    on_domain(static_cast<std::uint32_t>(i), n.domains[i]);
+  }
+  for (auto const& [key, history] : n.category_names) {
+    for (auto const& [ticks, id] : history) {
+      on_category(key.first, key.second, ticks, id);
+    }
+  }
+  for (auto const& [tid, history] : n.thread_names) {
+    for (auto const& [ticks, id] : history) {
+      on_thread_named(tid, ticks, id);
+    }
+  }
+}
+
+// Fatal signals: flush, then let the signal take its course (default action, re-raised).
+constexpr int fatal_signals[] = {SIGINT,  SIGTERM, SIGHUP, SIGQUIT, SIGABRT,
+                                 SIGSEGV, SIGBUS,  SIGFPE, SIGILL};
+
+void on_signal(int sig) noexcept {
+  int const saved = errno;
+  finish(rec::finish_reason::signal);
+  // SA_RESETHAND restored the default action; the signal is blocked in this handler, so the
+  // raise takes effect when the handler returns.
+  ::raise(sig);
+  errno = saved;
+}
+
+void install_signal_handlers() noexcept {
+  for (int sig : fatal_signals) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) {
+      continue;  // the program handles (or ignores) it itself; its exit path flushes
+    }
+    struct sigaction sa {};
+    sa.sa_handler = &on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = static_cast<int>(SA_RESETHAND | SA_RESTART);
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
+// Fork: hold the names lock across fork() so the child never inherits it locked.
+void before_fork() noexcept { rec::names_mutex().lock(); }
+void after_fork_in_parent() noexcept { rec::names_mutex().unlock(); }
+void after_fork_in_child() noexcept {
+  rec::names_mutex().unlock();
+  // The child starts its own file; the parent's unflushed blocks are the parent's to write.
+  rec::forget_threads_after_fork();
+  if (open_file()) {
+    write_known_names();
+  }
+}
+
+std::atomic<bool> g_started{false};
+
+int start(NvtxGetExportTableFunc_t get_export_table) noexcept {
+  if (!g_started.exchange(true)) {
+    rec::hooks h;
+    h.chunk_full = &on_chunk_full;
+    h.thread_exit = &on_thread_exit;
+    h.string_defined = &on_string;
+    h.domain_defined = &on_domain;
+    h.category_named = &on_category;
+    h.thread_named = &on_thread_named;
+    rec::set_hooks(h);
+    if (!open_file()) {
+      return 0;
+    }
+    install_signal_handlers();
+    ::pthread_atfork(&before_fork, &after_fork_in_parent, &after_fork_in_child);
+    rec::set_recording(true);
+  } else if (g_fd < 0) {
+    return 0;
+  }
+  // Called once per NVTX instance (the program and each shared library with its own NVTX copy).
+  return rec::attach(get_export_table);
+}
+
+// The process is ending (exit() or return from main): runs after atexit handlers and static
+// destructors, so their NVTX calls are captured too.
+__attribute__((destructor)) void at_unload() { finish(rec::finish_reason::exit); }
+
+}  // namespace
+
+}  // namespace nvtxpp::capture
+
+extern "C" {
+
+/// @brief NVTX core entry point, looked up with dlsym by NVTX's loader.
+__attribute__((visibility("default"))) int InitializeInjectionNvtx2(
+    NvtxGetExportTableFunc_t get_export_table) {
+  return nvtxpp::capture::start(get_export_table);
+}
+
+/// @brief NVTX extension entry point: nvtxDomainIsEnabled answers 1 while capturing.
+__attribute__((visibility("default"))) int InitializeInjectionNvtxExtension(
+    nvtxExtModuleInfo_t* info) {
+  return nvtxpp::recording::attach_extension(info);
+}
+}

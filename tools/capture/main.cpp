@@ -1,0 +1,298 @@
+// nvtxpp-capture: runs a program with the nvtxpp NVTX injection library, then writes its
+// ranges as a Chrome Trace Event JSON file and prints an nsys-nvtx_sum-style summary.
+//
+// Exit status: the program's own status; if it died of a signal, nvtxpp-capture re-raises that
+// signal after writing its outputs. 2: bad usage or an unwritable output (checked before the
+// program starts). 127: the program could not be started.
+
+#include "merge.hpp"
+
+#include <nvtxpp/version.hpp>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <exception>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr char usage[] =
+    "usage: nvtxpp-capture [options] [--] program [args...]\n"
+    "\n"
+    "Runs program with the nvtxpp NVTX injection library and records every NVTX call.\n"
+    "When it ends, writes a Chrome Trace Event JSON file (open it in https://ui.perfetto.dev\n"
+    "or chrome://tracing) and prints a range summary in the layout of `nsys stats -r nvtx_sum`.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output FILE   trace file to write (default: nvtxpp-trace.json)\n"
+    "      --summary-only  print the summary, write no trace file\n"
+    "      --no-summary    write the trace file, print no summary\n"
+    "      --csv           print the summary as CSV\n"
+    "      --keep-raw DIR  keep the raw per-process recordings in DIR (default: a temporary\n"
+    "                      directory, removed afterwards)\n"
+    "      --lib PATH      injection library (default: libnvtxpp_inject.so next to this program,\n"
+    "                      or in ../lib)\n"
+    "  -h, --help          this text\n"
+    "      --version       print the version\n"
+    "\n"
+    "exit status: the program's (a program killed by a signal: the same signal); 2 for bad\n"
+    "usage or an unwritable output file (checked before the program starts); 127 when the\n"
+    "program cannot be started.\n";
+
+[[noreturn]] void fail(int status, std::string const& message) {
+  std::fprintf(stderr, "nvtxpp-capture: %s\n", message.c_str());
+  std::exit(status);
+}
+
+std::string self_dir() {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) {
+    return ".";
+  }
+  std::string path(buf, static_cast<std::size_t>(n));
+  return path.substr(0, path.find_last_of('/'));
+}
+
+bool readable(std::string const& path) { return ::access(path.c_str(), R_OK) == 0; }
+
+std::string find_library() {
+  std::string const dir = self_dir();
+  for (char const* rel :
+       {"/libnvtxpp_inject.so", "/../lib/libnvtxpp_inject.so", "/../lib64/libnvtxpp_inject.so"}) {
+    if (readable(dir + rel)) {
+      return dir + rel;
+    }
+  }
+  return {};
+}
+
+void remove_tree(std::string const& dir) {
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      std::string const name = e->d_name;
+      if (name != "." && name != "..") {
+        ::unlink((dir + "/" + name).c_str());
+      }
+    }
+    ::closedir(d);
+  }
+  ::rmdir(dir.c_str());
+}
+
+std::int64_t monotonic_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+pid_t g_child = -1;
+
+void forward_signal(int sig) {
+  if (g_child > 0) {
+    ::kill(g_child, sig);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string output = "nvtxpp-trace.json";
+  std::string keep_raw;
+  std::string lib;
+  bool summary = true;
+  bool trace = true;
+  bool csv = false;
+  int i = 1;
+  for (; i < argc; ++i) {
+    std::string const a = argv[i];
+    auto value = [&](char const* what) -> std::string {
+      if (i + 1 >= argc) {
+        fail(2, std::string{what} + " needs a value (see --help)");
+      }
+      return argv[++i];
+    };
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a == "-o" || a == "--output") {
+      output = value("-o");
+    } else if (a.rfind("--output=", 0) == 0) {
+      output = a.substr(9);
+    } else if (a == "--summary-only") {
+      trace = false;
+    } else if (a == "--no-summary") {
+      summary = false;
+    } else if (a == "--csv") {
+      csv = true;
+    } else if (a == "--keep-raw") {
+      keep_raw = value("--keep-raw");
+    } else if (a == "--lib") {
+      lib = value("--lib");
+    } else if (a == "-h" || a == "--help") {
+      std::fputs(usage, stdout);
+      return 0;
+    } else if (a == "--version") {
+      std::printf("nvtxpp-capture %d.%d.%d\n", NVTXPP_VERSION_MAJOR, NVTXPP_VERSION_MINOR,
+                  NVTXPP_VERSION_PATCH);
+      return 0;
+    } else if (!a.empty() && a[0] == '-') {
+      fail(2, "unknown option " + a + " (see --help)");
+    } else {
+      break;
+    }
+  }
+  if (i >= argc) {
+    std::fputs(usage, stderr);
+    return 2;
+  }
+  if (!trace && !summary) {
+    fail(2, "--summary-only and --no-summary together leave nothing to do");
+  }
+  if (lib.empty()) {
+    lib = find_library();
+    if (lib.empty()) {
+      fail(2, "cannot find libnvtxpp_inject.so next to " + self_dir() + " (use --lib)");
+    }
+  } else if (!readable(lib)) {
+    fail(2, "cannot read injection library " + lib);
+  }
+  if (lib[0] != '/') {
+    char cwd[PATH_MAX];
+    if (::getcwd(cwd, sizeof cwd) != nullptr) {
+      lib = std::string{cwd} + "/" + lib;
+    }
+  }
+
+  // The output must be writable before the program runs: a long run must not end in nothing.
+  std::FILE* json = nullptr;
+  if (trace) {
+    json = std::fopen(output.c_str(), "w");
+    if (json == nullptr) {
+      fail(2, "cannot write trace file '" + output + "': " + std::strerror(errno));
+    }
+  }
+
+  std::string raw_dir = keep_raw;
+  if (raw_dir.empty()) {
+    char const* tmp = std::getenv("TMPDIR");
+    std::string templ =
+        std::string{tmp != nullptr && *tmp != '\0' ? tmp : "/tmp"} + "/nvtxpp-capture-XXXXXX";
+    if (::mkdtemp(templ.data()) == nullptr) {
+      fail(2, "cannot create a temporary directory: " + std::string{std::strerror(errno)});
+    }
+    raw_dir = templ;
+  } else if (::mkdir(raw_dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    fail(2, "cannot create " + raw_dir + ": " + std::strerror(errno));
+  }
+
+  std::int64_t const base_ns = monotonic_ns();
+  // Ctrl-C reaches the whole process group: the program handles it; this launcher waits to
+  // merge. A SIGTERM/SIGHUP sent to the launcher alone is passed on to the program.
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGINT, &ignore, nullptr);
+  ::sigaction(SIGQUIT, &ignore, nullptr);
+  struct sigaction fwd {};
+  fwd.sa_handler = &forward_signal;
+  ::sigaction(SIGTERM, &fwd, nullptr);
+  ::sigaction(SIGHUP, &fwd, nullptr);
+
+  std::fflush(nullptr);
+  g_child = ::fork();
+  if (g_child < 0) {
+    fail(2, "fork failed: " + std::string{std::strerror(errno)});
+  }
+  if (g_child == 0) {
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig : {SIGINT, SIGQUIT, SIGTERM, SIGHUP}) {
+      ::sigaction(sig, &dfl, nullptr);
+    }
+    ::setenv("NVTX_INJECTION64_PATH", lib.c_str(), 1);
+    ::setenv("NVTXPP_CAPTURE_DIR", raw_dir.c_str(), 1);
+    ::execvp(argv[i], argv + i);
+    std::fprintf(stderr, "nvtxpp-capture: cannot run '%s': %s\n", argv[i], std::strerror(errno));
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(g_child, &status, 0) < 0 && errno == EINTR) {
+  }
+
+  int rc = 0;
+  try {
+    nvtxpp::capture::merge_options opt;
+    opt.raw_dir = raw_dir;
+    opt.json = json;
+    opt.base_ns = base_ns;
+    auto result = nvtxpp::capture::merge(opt);
+    if (json != nullptr) {
+      if (std::fclose(json) != 0) {
+        std::fprintf(stderr, "nvtxpp-capture: error writing '%s': %s\n", output.c_str(),
+                     std::strerror(errno));
+        rc = 2;
+      }
+      json = nullptr;
+    }
+    if (summary) {
+      std::fflush(stdout);
+      nvtxpp::capture::print_summary(stdout, result, csv);
+    } else if (!result.warning_counts.empty()) {
+      std::uint64_t n = 0;
+      for (auto const& [kind, count] : result.warning_counts) {
+        n += count;
+      }
+      std::fprintf(stderr, "nvtxpp-capture: %llu warning(s); run with the summary to see them\n",
+                   static_cast<unsigned long long>(n));
+    }
+    if (trace) {
+      std::fprintf(stderr,
+                   "nvtxpp-capture: %llu range(s), %llu instant event(s) from %zu "
+                   "process(es) written to %s\n",
+                   static_cast<unsigned long long>(result.ranges),
+                   static_cast<unsigned long long>(result.marks), result.processes, output.c_str());
+    }
+  } catch (std::exception const& e) {
+    std::fprintf(stderr, "nvtxpp-capture: %s\n", e.what());
+    rc = 2;
+  }
+  std::fflush(nullptr);
+  if (keep_raw.empty()) {
+    remove_tree(raw_dir);
+  }
+
+  if (WIFSIGNALED(status)) {
+    int const sig = WTERMSIG(status);
+    std::fprintf(stderr, "nvtxpp-capture: program killed by signal %d (%s)\n", sig, strsignal(sig));
+    // Same death as the program, without a core file of this launcher.
+    struct rlimit no_core {};
+    ::setrlimit(RLIMIT_CORE, &no_core);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    ::sigaction(sig, &dfl, nullptr);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
+    ::raise(sig);
+    return 128 + sig;  // a signal whose default action is not to terminate
+  }
+  if (rc != 0 && WEXITSTATUS(status) == 0) {
+    return rc;
+  }
+  return WEXITSTATUS(status);
+}
