@@ -1,24 +1,10 @@
 // A program with no NVTX tool at all (no recorder linked): nothing is formatted, nothing breaks.
 #include <nvtxpp/nvtxpp.hpp>
 
-#include <fmt/format.h>
-
 #include "catch.hpp"
+#include "counted.hpp"
 
-namespace {
-struct counted {
-  static inline int formatted = 0;
-};
-}  // namespace
-
-template <>
-struct fmt::formatter<counted> : fmt::formatter<int> {
-  template <typename Ctx>
-  auto format(counted const&, Ctx& ctx) const {
-    ++counted::formatted;
-    return fmt::formatter<int>::format(1, ctx);
-  }
-};
+using nvtxpp_test::counted;
 
 NVTXPP_DEFINE_DOMAIN(quiet_domain, "Quiet");
 

@@ -8,27 +8,12 @@
 #include <thread>
 
 #include "catch.hpp"
+#include "counted.hpp"
 #include "recording.hpp"
 
 using namespace nvtxpp_test;
 
 NVTXPP_DEFINE_DOMAIN(range_domain, "Range Domain");
-
-namespace {
-// Counts how often fmt formats it: formatting must happen only while a tool listens.
-struct counted {
-  static inline int formatted = 0;
-};
-}  // namespace
-
-template <>
-struct fmt::formatter<counted> : fmt::formatter<int> {
-  template <typename Ctx>
-  auto format(counted const&, Ctx& ctx) const {
-    ++counted::formatted;
-    return fmt::formatter<int>::format(42, ctx);
-  }
-};
 
 TEST_CASE("a static range pushes its message and colour, then pops") {
   nvtxpp::testing::recorder rec;
