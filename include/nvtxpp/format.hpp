@@ -96,11 +96,11 @@ inline char const* format_into(char* buf, std::size_t n, fmt::string_view f,
 #endif
 }
 
-/// Emits one event with a formatted message when domain D is enabled. The text is formatted only
-/// then. @return whether the event was emitted.
+/// The part of emit_formatted that runs only when a tool listens: kept out of line so that the
+/// no-tool path stays one inlined check, without this frame's 256-byte buffer.
 template <typename D, typename Op, typename... Ts>
-inline bool emit_formatted(Op op, fmt::string_view f, Ts const&... args) noexcept {
-  if (!domain_enabled<D>()) return false;
+[[gnu::noinline]] bool emit_formatted_enabled(Op op, fmt::string_view f,
+                                              Ts const&... args) noexcept {
   event_builder ev;
   ev.apply<D>(args...);
   char buf[NVTXPP_MESSAGE_BUFFER_SIZE];
@@ -108,6 +108,14 @@ inline bool emit_formatted(Op op, fmt::string_view f, Ts const&... args) noexcep
   ev.default_color([&] { return auto_color(ev.attr.message.ascii); });
   op(domain_handle<D>(), ev.attr);
   return true;
+}
+
+/// Emits one event with a formatted message when domain D is enabled. The text is formatted only
+/// then. @return whether the event was emitted.
+template <typename D, typename Op, typename... Ts>
+inline bool emit_formatted(Op op, fmt::string_view f, Ts const&... args) noexcept {
+  if (!domain_enabled<D>()) return false;
+  return emit_formatted_enabled<D>(op, f, args...);
 }
 #endif
 
