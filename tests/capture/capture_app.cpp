@@ -127,7 +127,7 @@ int exit_case() {
   exit_deep(5);
 }
 
-int signal_case(char const* which) {
+int signal_case(char const* which, int steps) {
   int const sig = std::strcmp(which, "int") == 0 ? SIGINT : SIGTERM;
   static std::atomic<bool> ready{false};
   std::thread keeps_running{[] {
@@ -142,7 +142,7 @@ int signal_case(char const* which) {
   while (!ready.load()) {
     std::this_thread::yield();
   }
-  for (int i = 0; i < 100; ++i) {
+  for (int i = 0; i < steps; ++i) {
     nvtxRangePushA("step");
     nvtxRangePop();
   }
@@ -221,6 +221,29 @@ int memory_case(long ranges, int nthreads) {
   return 0;
 }
 
+// Stream order across many blocks: each thread pushes `n` ranges with payload 0..n-1 (and one
+// nested child each), then exits at once, while its last blocks may still wait for the disk.
+int order_case(long n, int nthreads) {
+  std::vector<std::thread> pool;
+  for (int i = 0; i < nthreads; ++i) {
+    pool.emplace_back([n] {
+      for (long k = 0; k < n; ++k) {
+        auto a = attributes("ordered");
+        a.payloadType = NVTX_PAYLOAD_TYPE_INT64;
+        a.payload.llValue = k;
+        nvtxRangePushEx(&a);
+        nvtxRangePushA("child");
+        nvtxRangePop();
+        nvtxRangePop();
+      }
+    });
+  }
+  for (auto& t : pool) {
+    t.join();
+  }
+  return 0;
+}
+
 // Calls to time, without a tool or under one: prints ns per push+pop.
 int overhead_case(long n) {
   for (int rep = 0; rep < 3; ++rep) {
@@ -251,7 +274,12 @@ int main(int argc, char** argv) {
   if (which == "basic") return basic();
   if (which == "threads") return threads();
   if (which == "exit") return exit_case();
-  if (which == "signal") return signal_case(argc > 2 ? argv[2] : "term");
+  if (which == "signal") {
+    return signal_case(argc > 2 ? argv[2] : "term", argc > 3 ? std::atoi(argv[3]) : 100);
+  }
+  if (which == "order") {
+    return order_case(argc > 2 ? std::atol(argv[2]) : 100'000L, argc > 3 ? std::atoi(argv[3]) : 4);
+  }
   if (which == "exception") return exception_case();
   if (which == "warnings") return warnings_case();
   if (which == "fork") return fork_case();

@@ -156,13 +156,14 @@ def case_return(a, tmp):
     check(":returning" in p.stdout, "range recorded")
 
 
-def case_signal(a, tmp, which):
+def case_signal(a, tmp, which, steps=100):
     out = os.path.join(tmp, f"signal-{which}.json")
-    p = run([a.app, "signal", which], a.capture, out=out)
+    p = run([a.app, "signal", which, str(steps)], a.capture, out=out)
     sig = signal.SIGINT if which == "int" else signal.SIGTERM
     check(p.returncode == -sig, f"dies of the same signal ({-sig}), got {p.returncode}")
     t = load(out)
-    check(len(events(t, "X", "step")) == 100, f"100 steps, got {len(events(t, 'X', 'step'))}")
+    got = len(events(t, "X", "step"))
+    check(got == steps, f"{steps} steps, got {got}")
     check(len(events(t, "X", "background")) == 1, "range of a still-running thread survived")
     e = only(t, "X", "interrupted")
     check(e.get("args", {}).get("unterminated") is True, "open range closed and marked")
@@ -239,6 +240,43 @@ def case_nvtxpp(a, tmp):
     check(helper.get("args", {}).get("color") == "#FFFF00", f"yellow: {helper.get('args')}")
 
 
+def case_order(a, tmp):
+    # 4 threads x 100,000 ranges with a nested child: about 250 blocks of 64 KiB, written by the
+    # writer thread while the threads go on, and the threads exit with blocks still queued.
+    n, nthreads = 100_000, 4
+    out = os.path.join(tmp, "order.json")
+    p = run([a.app, "order", str(n), str(nthreads)], a.capture, out=out, extra=["--no-summary"])
+    check(p.returncode == 0, f"exit 0: {p.stderr}")
+    t = load(out)
+    per = {}
+    for e in events(t, "X", "ordered"):
+        per.setdefault(e["tid"], []).append(e)
+    check(len(per) == nthreads, f"{nthreads} threads, got {len(per)}")
+    for tid, evs in per.items():
+        evs.sort(key=lambda e: e["ts"])
+        payloads = [e["args"]["payload"] for e in evs]
+        check(payloads == list(range(n)), f"thread {tid}: payloads 0..{n - 1} in time order")
+    children = events(t, "X", "child")
+    check(len(children) == n * nthreads, f"{n * nthreads} children, got {len(children)}")
+    parents = {}
+    for tid, evs in per.items():
+        parents[tid] = evs
+    bad = 0
+    for c in children:
+        evs = parents[c["tid"]]
+        # the parent is the last "ordered" range starting at or before the child
+        lo, hi = 0, len(evs)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if evs[mid]["ts"] <= c["ts"]:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo == 0 or not inside(evs[lo - 1], c):
+            bad += 1
+    check(bad == 0, f"every child inside its parent ({bad} outside)")
+
+
 def case_memory(a, tmp):
     ranges = 10_000_000
     p = run([a.app, "memory", str(ranges), "8"], a.capture, extra=["--summary-only", "--csv"],
@@ -262,6 +300,8 @@ CASES = {
     "return": case_return,
     "sigint": lambda a, t: case_signal(a, t, "int"),
     "sigterm": lambda a, t: case_signal(a, t, "term"),
+    "sigterm_many": lambda a, t: case_signal(a, t, "term", 300_000),
+    "order": case_order,
     "exception": case_exception,
     "warnings": case_warnings,
     "fork": case_fork,

@@ -2,10 +2,15 @@
 //
 // NVTX loads this library when NVTX_INJECTION64_PATH names it (nvtxpp-capture sets it) and calls
 // InitializeInjectionNvtx2. Each process writes one file, $NVTXPP_CAPTURE_DIR/nvtxpp-<pid>.bin
-// (format.hpp): full 64 KiB blocks are appended by the thread that filled them, so memory stays
-// bounded; names are appended as they are defined. The rest is written when a thread exits, when
+// (format.hpp). A thread that fills a 64 KiB block hands it to a writer thread of ours (a
+// lock-free queue, a futex wake when the writer sleeps) and goes on in a spare block; the writer
+// appends the block to the file and gives it back. Each thread owns at most `max_blocks` blocks,
+// so memory stays bounded: when all are waiting for the disk, the thread waits for one to come
+// back. Names are appended as they are defined. The rest is written when a thread exits, when
 // the process exits (library destructor), and on fatal signals (flush, then the signal takes its
-// course). Everything here that a signal handler calls is async-signal-safe: write(2), atomics.
+// course). Everything here that a signal handler calls is async-signal-safe: write(2), futex(2),
+// atomics. Without a writer thread (it could not start; a forked child before its first full
+// block) the thread that fills a block writes it itself.
 
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
@@ -15,9 +20,13 @@
 #include "../recording/format.hpp"
 
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -25,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 
 namespace nvtxpp::capture {
@@ -87,6 +97,22 @@ void write_clock(rec::file_record kind, std::int32_t how) noexcept {
   write_record(kind, &part, 1);
 }
 
+/// Appends a chunk record: the bytes [from, to) of block `c`, filled by thread `t`.
+void write_piece(rec::thread_state const& t, rec::chunk const& c, std::uint32_t seq,
+                 std::uint32_t from, std::uint32_t to) noexcept {
+  if (to <= from) {
+    return;
+  }
+  struct {
+    std::uint64_t tid;
+    std::uint32_t index;
+    std::uint32_t seq;  // the decoder puts a thread's pieces in this order
+  } head{t.tid, t.index, seq};
+  iovec parts[2] = {{&head, sizeof head},
+                    {const_cast<unsigned char*>(c.data) + from, static_cast<std::size_t>(to - from)}};
+  write_record(rec::file_record::chunk, parts, 2);
+}
+
 /// Writes the unflushed part of the thread's current block. Caller holds t.flushing.
 void flush_locked(rec::thread_state& t) noexcept {
   if (t.cur == nullptr) {
@@ -96,13 +122,7 @@ void flush_locked(rec::thread_state& t) noexcept {
   if (used <= t.flushed) {
     return;
   }
-  struct {
-    std::uint64_t tid;
-    std::uint32_t index;
-    std::uint32_t reserved;
-  } head{t.tid, t.index, 0};
-  iovec parts[2] = {{&head, sizeof head}, {t.cur->data + t.flushed, used - t.flushed}};
-  write_record(rec::file_record::chunk, parts, 2);
+  write_piece(t, *t.cur, t.seq, t.flushed, used);
   t.flushed = used;
 }
 
@@ -120,25 +140,212 @@ void unlock_thread(rec::thread_state& t) noexcept {
   t.flushing.store(false, std::memory_order_release);
 }
 
+// ---------------------------------------------------------------------------------------------
+// The writer thread.
+
+/// Blocks one thread may own: its current one and those waiting for the disk (4 MiB).
+constexpr std::uint32_t max_blocks = 64;
+
+std::atomic<rec::chunk*> g_queue{nullptr};  ///< full blocks, most recent first
+std::atomic<pid_t> g_writer_pid{0};         ///< process whose writer thread runs (0: none)
+std::atomic<bool> g_writer_starting{false};
+pthread_t g_writer_thread{};
+std::atomic<std::uint32_t> g_wake{0};        ///< futex word: bumped to wake the writer
+std::atomic<bool> g_writer_sleeping{false};  ///< the writer is (about to be) in futex_wait
+std::atomic<bool> g_writer_busy{false};      ///< the writer holds blocks it took from the queue
+
+long futex(std::atomic<std::uint32_t>* word, int op, std::uint32_t value,
+           timespec const* timeout) noexcept {
+  return ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), op, value, timeout, nullptr,
+                   0);
+}
+
+bool writer_running() noexcept {
+  return g_writer_pid.load(std::memory_order_acquire) == ::getpid();
+}
+
+/// Gives a written block back to its thread, or frees it when the thread has exited.
+void give_back(rec::chunk* c) noexcept {
+  rec::thread_state& t = *c->owner;
+  rec::chunk* head = t.returned.load(std::memory_order_relaxed);
+  do {
+    c->queued_next = head;
+  } while (!t.returned.compare_exchange_weak(head, c, std::memory_order_seq_cst,
+                                             std::memory_order_relaxed));
+  // Pairs with on_thread_exit: it sets `exited`, then empties `returned`. Whichever of the two
+  // comes second in the seq_cst order sees the other, so no block is left behind.
+  if (t.exited.load(std::memory_order_seq_cst)) {
+    for (rec::chunk* r = t.returned.exchange(nullptr, std::memory_order_seq_cst); r != nullptr;) {
+      rec::chunk* next = r->queued_next;
+      delete r;
+      r = next;
+    }
+  }
+}
+
+/// Takes every queued block, oldest first.
+rec::chunk* take_queue() noexcept {
+  rec::chunk* c = g_queue.exchange(nullptr, std::memory_order_acq_rel);
+  rec::chunk* oldest_first = nullptr;
+  while (c != nullptr) {
+    rec::chunk* next = c->queued_next;
+    c->queued_next = oldest_first;
+    oldest_first = c;
+    c = next;
+  }
+  return oldest_first;
+}
+
+/// Writes a list from take_queue() and gives the blocks back (not when `ending`: the process
+/// is finishing, maybe in a signal handler, where freeing memory is not allowed).
+void write_blocks(rec::chunk* c, bool ending) noexcept {
+  bool const any = c != nullptr;
+  while (c != nullptr) {
+    rec::chunk* next = c->queued_next;
+    write_piece(*c->owner, *c, c->seq, c->start, c->used.load(std::memory_order_acquire));
+    if (!ending) {
+      give_back(c);
+    }
+    c = next;
+  }
+  if (any) {
+    write_clock(rec::file_record::clock, 0);  // calibration points along the way
+  }
+}
+
+void* writer_main(void*) noexcept {
+  sigset_t all;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_BLOCK, &all, nullptr);  // signals go to the program's own threads
+  for (;;) {
+    g_writer_busy.store(true, std::memory_order_seq_cst);
+    rec::chunk* batch = take_queue();
+    if (batch != nullptr) {
+      write_blocks(batch, false);
+      g_writer_busy.store(false, std::memory_order_seq_cst);
+      continue;
+    }
+    g_writer_busy.store(false, std::memory_order_seq_cst);
+    std::uint32_t const seen = g_wake.load(std::memory_order_seq_cst);
+    g_writer_sleeping.store(true, std::memory_order_seq_cst);
+    if (g_queue.load(std::memory_order_seq_cst) == nullptr) {
+      timespec const wait{0, 200'000'000};  // a safety net only: producers wake the writer
+      futex(&g_wake, FUTEX_WAIT_PRIVATE, seen, &wait);
+    }
+    g_writer_sleeping.store(false, std::memory_order_relaxed);
+  }
+  return nullptr;
+}
+
+/// Starts this process's writer thread once; false when it is not running (yet).
+bool ensure_writer() noexcept {
+  if (writer_running()) {
+    return true;
+  }
+  if (g_writer_starting.exchange(true, std::memory_order_acq_rel)) {
+    return false;  // another thread is starting it: write this block directly
+  }
+  bool ok = false;
+  pthread_attr_t attr;
+  if (::pthread_attr_init(&attr) == 0) {
+    ::pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    ::pthread_attr_setstacksize(&attr, 64 * 1024);
+    ok = ::pthread_create(&g_writer_thread, &attr, &writer_main, nullptr) == 0;
+    ::pthread_attr_destroy(&attr);
+  }
+  if (ok) {
+    ::pthread_setname_np(g_writer_thread, "nvtxpp-capture");
+    g_writer_pid.store(::getpid(), std::memory_order_release);
+  }
+  g_writer_starting.store(false, std::memory_order_release);
+  return ok;
+}
+
+/// Hands a full block to the writer and wakes it if it sleeps.
+void enqueue(rec::chunk* c) noexcept {
+  rec::chunk* head = g_queue.load(std::memory_order_relaxed);
+  do {
+    c->queued_next = head;
+  } while (!g_queue.compare_exchange_weak(head, c, std::memory_order_seq_cst,
+                                          std::memory_order_relaxed));
+  if (g_writer_sleeping.load(std::memory_order_seq_cst)) {
+    g_wake.fetch_add(1, std::memory_order_seq_cst);
+    futex(&g_wake, FUTEX_WAKE_PRIVATE, 1, nullptr);
+  }
+}
+
+/// A free block for thread `t`: a spare, one the writer gave back, a new one while under the
+/// bound, or (all in flight) the next one the writer gives back. nullptr: out of memory.
+rec::chunk* next_block(rec::thread_state& t) noexcept {
+  for (;;) {
+    if (t.spare == nullptr) {
+      t.spare = t.returned.exchange(nullptr, std::memory_order_acquire);
+    }
+    if (rec::chunk* c = t.spare) {
+      t.spare = c->queued_next;
+      return c;
+    }
+    if (t.blocks < max_blocks) {
+      auto* c = new (std::nothrow) rec::chunk;
+      if (c != nullptr) {
+        ++t.blocks;
+        return c;
+      }
+      if (t.blocks == 1) {
+        return nullptr;
+      }
+    }
+    ::sched_yield();  // the disk is behind: wait for the writer
+  }
+}
+
 // Hooks (see core.hpp).
 
 void on_chunk_full(rec::thread_state& t) noexcept {
   lock_thread(t, -1);
-  flush_locked(t);
+  rec::chunk* fresh = ensure_writer() ? next_block(t) : nullptr;
+  if (fresh == nullptr) {
+    // No writer thread (or no memory for a second block): write the block here.
+    flush_locked(t);
+    ++t.seq;
+    t.used = 0;
+    t.flushed = 0;
+    t.cur->used.store(0, std::memory_order_release);
+    unlock_thread(t);
+    write_clock(rec::file_record::clock, 0);
+    return;
+  }
+  rec::chunk* full = t.cur;
+  full->owner = &t;
+  full->seq = t.seq++;
+  full->start = t.flushed;
+  fresh->used.store(0, std::memory_order_relaxed);
+  t.cur = fresh;
   t.used = 0;
   t.flushed = 0;
-  t.cur->used.store(0, std::memory_order_release);
+  t.current.store(fresh, std::memory_order_release);
+  enqueue(full);
   unlock_thread(t);
-  write_clock(rec::file_record::clock, 0);  // calibration points along the way
 }
 
 void on_thread_exit(rec::thread_state& t) noexcept {
   lock_thread(t, -1);
   flush_locked(t);
-  t.exited.store(true, std::memory_order_release);
   delete t.cur;  // an exited thread keeps no memory
   t.cur = nullptr;
   t.current.store(nullptr, std::memory_order_release);
+  while (t.spare != nullptr) {
+    rec::chunk* next = t.spare->queued_next;
+    delete t.spare;
+    t.spare = next;
+  }
+  // Blocks still queued come back to `returned` after this; give_back frees them then.
+  t.exited.store(true, std::memory_order_seq_cst);
+  for (rec::chunk* r = t.returned.exchange(nullptr, std::memory_order_seq_cst); r != nullptr;) {
+    rec::chunk* next = r->queued_next;
+    delete r;
+    r = next;
+  }
   unlock_thread(t);
 }
 
@@ -178,6 +385,15 @@ void on_thread_named(std::uint64_t tid, std::int64_t ticks, std::uint32_t string
 void finish(rec::finish_reason how) noexcept {
   if (g_finished.exchange(true)) {
     return;
+  }
+  // Blocks handed to the writer: written here, unless the writer already holds them; then wait
+  // for it (up to ~2 s; never on the writer thread itself, which does not take signals).
+  write_blocks(take_queue(), true);
+  if (writer_running()) {
+    timespec const step{0, 1'000'000};
+    for (int i = 0; i < 2000 && g_writer_busy.load(std::memory_order_seq_cst); ++i) {
+      ::nanosleep(&step, nullptr);
+    }
   }
   for (rec::thread_state* t = rec::threads(); t != nullptr; t = t->next) {
     if (t->exited.load(std::memory_order_acquire)) {
@@ -299,6 +515,10 @@ void after_fork_in_child() noexcept {
   rec::names_mutex().unlock();
   // The child starts its own file; the parent's unflushed blocks are the parent's to write.
   rec::forget_threads_after_fork();
+  g_queue.store(nullptr, std::memory_order_relaxed);  // the parent's blocks: its writer writes them
+  g_writer_busy.store(false, std::memory_order_relaxed);
+  g_writer_sleeping.store(false, std::memory_order_relaxed);
+  g_writer_starting.store(false, std::memory_order_relaxed);
   if (open_file()) {
     write_known_names();
   }

@@ -203,6 +203,7 @@ struct process_file {
   rec::name_tables names;
   std::string command;
   std::map<std::uint64_t, std::vector<rec::stream_piece>> pieces;  // by thread, in order
+  std::map<std::uint64_t, std::vector<std::uint32_t>> piece_seq;    // their sequence numbers
   std::map<std::uint64_t, std::uint32_t> thread_index;
   bool finished = false;
   std::int32_t how = 0;
@@ -260,6 +261,7 @@ std::string read_process_file(process_file& pf) {
           auto const tid = rec::load<std::uint64_t>(body);
           pf.thread_index.emplace(tid, rec::load<std::uint32_t>(body + 8));
           pf.pieces[tid].push_back({body + 16, size - 16U});
+          pf.piece_seq[tid].push_back(rec::load<std::uint32_t>(body + 12));
         }
         break;
       case rec::file_record::string_def:
@@ -315,6 +317,27 @@ std::string read_process_file(process_file& pf) {
       default:
         break;  // a newer record kind: skipped
     }
+  }
+  // Blocks reach the file in the order they were written, which the writer thread and a final
+  // flush may interleave: put each thread's pieces back in stream order (stable: pieces of one
+  // block keep their file order).
+  for (auto& [tid, pieces] : pf.pieces) {
+    auto const& seq = pf.piece_seq[tid];
+    if (std::is_sorted(seq.begin(), seq.end())) {
+      continue;
+    }
+    std::vector<std::size_t> order(pieces.size());
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      order[i] = i;
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&seq](std::size_t a, std::size_t b) { return seq[a] < seq[b]; });
+    std::vector<rec::stream_piece> sorted;
+    sorted.reserve(pieces.size());
+    for (std::size_t i : order) {
+      sorted.push_back(pieces[i]);
+    }
+    pieces = std::move(sorted);
   }
   return {};
 }

@@ -20,11 +20,18 @@ inline constexpr std::uint32_t chunk_capacity = 64 * 1024 - 64;
 
 /// @brief One block of a thread's stream. `used` is published with release order after the
 /// bytes are written, so a reader that loads it with acquire order may read data[0, used).
+struct thread_state;
 struct chunk {
   std::atomic<std::uint32_t> used{0};
   std::atomic<chunk*> next{nullptr};
+  // Capture front end: a full block handed to the writer thread.
+  thread_state* owner = nullptr;  ///< the thread that filled it
+  std::uint32_t seq = 0;          ///< its place in the owner's stream (0, 1, 2, ...)
+  std::uint32_t start = 0;        ///< bytes already written before it was handed over
+  chunk* queued_next = nullptr;   ///< next block in the writer's queue or a free list
   unsigned char data[chunk_capacity];
 };
+static_assert(sizeof(chunk) <= 64 * 1024);
 
 /// @brief Depth counters kept per thread (domains beyond this share slots; only the value NVTX
 /// returns from push/pop is affected, decoded depths are exact).
@@ -47,6 +54,11 @@ struct thread_state {
   std::uint32_t flushed = 0;             ///< capture: bytes of `cur` already written to disk
   std::atomic<bool> flushing{false};     ///< capture: a flush of this thread is in progress
   std::atomic<bool> exited{false};       ///< the thread has exited
+  // Capture front end: blocks in flight between this thread and the writer thread.
+  std::uint32_t seq = 0;                  ///< sequence number of `cur`
+  std::uint32_t blocks = 1;               ///< blocks this thread owns (bounded)
+  chunk* spare = nullptr;                 ///< free blocks (owner only)
+  std::atomic<chunk*> returned{nullptr};  ///< blocks the writer has written and given back
   thread_state* next = nullptr;          ///< next registered thread (immutable once linked)
 };
 

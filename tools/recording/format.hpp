@@ -65,7 +65,7 @@ enum class resource_kind : std::uint32_t {
 
 /// @brief Record kinds of the capture file.
 enum class file_record : std::uint32_t {
-  chunk = 1,          ///< u64 tid, u32 thread index, u32 reserved, stream bytes
+  chunk = 1,          ///< u64 tid, u32 thread index, u32 block sequence number, stream bytes
   string_def = 2,     ///< u32 id, text
   domain_def = 3,     ///< u32 index, text
   category_name = 4,  ///< u32 domain, u32 category, i64 ticks, u32 string id
