@@ -103,6 +103,36 @@ class scoped_range_in {
 #endif
   }
 
+  /// @brief NVTXPP_SCOPE's form: a static message through the call site's cache.
+  template <typename T, typename M, typename... As, detail::if_static_message<M, D, As...> = 0>
+  scoped_range_in(detail::when condition, detail::literal_site<D, T>& site, M const& message,
+                  As const&... attributes) noexcept {
+#if NVTXPP_ENABLED
+    if (condition.value) {
+      active_ = detail::emit_at_site<D>(site, detail::push_op{}, message, attributes...);
+    }
+#else
+    static_cast<void>(condition);
+    static_cast<void>(site);
+    static_cast<void>(message);
+    (static_cast<void>(attributes), ...);
+#endif
+  }
+
+  /// @brief NVTXPP_SCOPE's form with a format string (the call site's cache is not used).
+  template <typename T, typename... Ts, detail::if_formatted<Ts...> = 0>
+  scoped_range_in(detail::when condition, detail::literal_site<D, T>& site,
+                  detail::format_string_for<Ts...> format, Ts&&... args) noexcept {
+    static_cast<void>(site);
+#if NVTXPP_ENABLED
+    if (condition.value) active_ = detail::emit_formatted<D>(detail::push_op{}, format, args...);
+#else
+    static_cast<void>(condition);
+    static_cast<void>(format);
+    (static_cast<void>(args), ...);
+#endif
+  }
+
   /// @brief Pops the range if it was pushed.
   ~scoped_range_in() noexcept {
 #if NVTXPP_ENABLED

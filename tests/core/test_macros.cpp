@@ -82,6 +82,58 @@ TEST_CASE("several macros share one scope and nest in order") {
   for (int i = 5; i < 9; ++i) CHECK(ev[static_cast<std::size_t>(i)].type == event_type::pop);
 }
 
+namespace {
+void literal_scope() { ANNOTATE_SCOPE("Kernels", nvtxpp::payload{1}); }
+void literal_scope_in_domain() { NVTXPP_SCOPE_IN(macro_domain, "Kernels"); }
+// A const array whose bytes differ between calls at (most likely) the same address: the call
+// site's cache must notice and send the new text.
+void changing_array(char first) {
+  char const name[4] = {first, 'x', 'y', '\0'};
+  ANNOTATE_SCOPE(name);
+}
+void mutable_array(char first) {
+  char name[4] = {first, 'x', 'y', '\0'};
+  ANNOTATE_SCOPE(name);
+}
+}  // namespace
+
+TEST_CASE("ANNOTATE_SCOPE with a literal registers it once per call site") {
+  nvtxpp::testing::recorder rec;
+  literal_scope();
+  literal_scope();
+  literal_scope_in_domain();
+  auto const pushes = only(rec.events(), {event_type::push});
+  REQUIRE(pushes.size() == 3);
+  for (auto const& p : pushes) {
+    CHECK(p.message == "Kernels");
+    CHECK(p.registered);
+    CHECK(*p.color == nvtxpp::auto_color("Kernels").argb());
+  }
+  CHECK(std::get<std::int32_t>(pushes[1].payload) == 1);
+  CHECK(pushes[0].domain.empty());
+  CHECK(pushes[2].domain == "Macros");
+  CHECK(only(rec.events(), {event_type::pop}).size() == 3);
+}
+
+TEST_CASE("ANNOTATE_SCOPE's call-site cache never sends stale text") {
+  nvtxpp::testing::recorder rec;
+  changing_array('a');
+  changing_array('b');
+  changing_array('b');
+  mutable_array('c');
+  mutable_array('d');
+  auto const pushes = only(rec.events(), {event_type::push});
+  REQUIRE(pushes.size() == 5);
+  CHECK(pushes[0].message == "axy");
+  CHECK(pushes[1].message == "bxy");
+  CHECK(pushes[2].message == "bxy");
+  CHECK(pushes[3].message == "cxy");
+  CHECK(pushes[4].message == "dxy");
+  CHECK_FALSE(pushes[3].registered);  // a mutable array is never cached
+  CHECK_FALSE(pushes[4].registered);
+  for (auto const& p : pushes) CHECK(*p.color == nvtxpp::auto_color(p.message).argb());
+}
+
 TEST_CASE("scope macros: domain and condition forms") {
   nvtxpp::testing::recorder rec;
   {

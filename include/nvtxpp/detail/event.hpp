@@ -51,6 +51,12 @@ inline constexpr bool is_text =
 template <typename M, typename D>
 inline constexpr bool is_message = is_text<M> || std::is_same_v<M, registered_string_in<D>>;
 
+/// The call-site cache of NVTXPP_SCOPE for a first argument of type T (taken with decltype, so
+/// the argument is never evaluated twice). Only a `char const[N]` message, the type of a string
+/// literal, is cached (the specialisation below); other messages pass through.
+template <typename D, typename T>
+struct literal_site {};
+
 #if NVTXPP_ENABLED
 
 /// The text NVTX receives for a null pointer.
@@ -206,15 +212,102 @@ inline void set_message(event_builder& ev, char* buf, M const& msg) noexcept {
 
 /// Emits one event with a static message when domain D is enabled: @p op receives the domain
 /// handle and the attributes. @return whether the event was emitted.
+///
+/// A registered string is passed on without asking NVTX whether the domain is enabled: its text
+/// and colour are ready, so the event costs a few stores with no tool and saves a call into the
+/// tool when one listens (a tool that disabled the domain drops the event itself).
 template <typename D, typename Op, typename M, typename... As>
 inline bool emit_static(Op op, M const& msg, As const&... attrs) noexcept {
-  if (!domain_enabled<D>()) return false;
+  if constexpr (!std::is_same_v<M, registered_string_in<D>>) {
+    if (!domain_enabled<D>()) return false;
+  }
   event_builder ev;
   ev.apply<D>(attrs...);
   char buf[std::is_same_v<M, std::string_view> ? NVTXPP_MESSAGE_BUFFER_SIZE : 1];
   set_message<D>(ev, buf, msg);
   op(domain_handle<D>(), ev.attr);
   return true;
+}
+
+/// A literal message: registered with NVTX the first time the site runs while a tool listens,
+/// with its automatic colour computed then. Later calls whose message is the same array with
+/// the same bytes (compared with the copy kept here) pass the handle; anything else falls back
+/// to the plain text. Lock-free: a thread that finds registration in progress sends plain text.
+template <typename D, std::size_t N>
+class literal_site<D, char const (&)[N]> {
+ public:
+  /// @return whether @p text is this site's registered literal; sets @p handle and @p colour.
+  bool find(char const* text, nvtxStringHandle_t& handle, color& colour) const noexcept {
+    if (state_.load(std::memory_order_acquire) != ready) return false;
+    if (text != text_ || std::memcmp(copy_, text, N) != 0) return false;
+    handle = handle_;
+    colour = colour_;
+    return true;
+  }
+
+  /// Registers @p text (a tool listens) unless registered or in progress. Cold: once a site.
+  [[gnu::noinline]] void enroll(char const* text) noexcept {
+    int expected = empty;
+    if (!state_.compare_exchange_strong(expected, busy, std::memory_order_acquire)) return;
+    std::memcpy(copy_, text, N);
+    copy_[N] = '\0';
+    std::size_t length = 0;
+    while (length < N && copy_[length] != '\0') ++length;
+    handle_ = nvtxDomainRegisterStringA(domain_handle<D>(), copy_);
+    colour_ = auto_color(std::string_view{copy_, length});
+    text_ = text;
+    state_.store(handle_ != nullptr ? ready : unusable, std::memory_order_release);
+  }
+
+ private:
+  static constexpr int empty = 0;
+  static constexpr int busy = 1;
+  static constexpr int ready = 2;
+  static constexpr int unusable = 3;  // the tool gave no handle: plain text from now on
+  std::atomic<int> state_{empty};
+  char const* text_ = nullptr;
+  nvtxStringHandle_t handle_ = nullptr;
+  color colour_{0};
+  char copy_[N + 1] = {};
+};
+
+template <typename T>
+struct is_literal_site_type : std::false_type {};
+template <std::size_t N>
+struct is_literal_site_type<char const (&)[N]> : std::true_type {};
+
+/// emit_static through a call site's cache: a cached literal goes as its registered string,
+/// without asking NVTX whether the domain is enabled (see emit_static).
+template <typename D, typename T, typename Op, typename M, typename... As>
+inline bool emit_at_site(literal_site<D, T>& site, Op op, M const& msg,
+                         As const&... attrs) noexcept {
+  if constexpr (is_literal_site_type<T>::value &&
+                std::is_same_v<M const&, T>) {
+    nvtxStringHandle_t handle = nullptr;
+    color colour{0};
+    if (!site.find(msg, handle, colour)) {
+      if (!domain_enabled<D>()) return false;
+      site.enroll(msg);
+      if (!site.find(msg, handle, colour)) {
+        event_builder ev;
+        ev.apply<D>(attrs...);
+        char buf[1];
+        set_message<D>(ev, buf, msg);
+        op(domain_handle<D>(), ev.attr);
+        return true;
+      }
+    }
+    event_builder ev;
+    ev.apply<D>(attrs...);
+    ev.attr.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    ev.attr.message.registered = handle;
+    ev.default_color([&] { return colour; });
+    op(domain_handle<D>(), ev.attr);
+    return true;
+  } else {
+    static_cast<void>(site);
+    return emit_static<D>(op, msg, attrs...);
+  }
 }
 
 #endif  // NVTXPP_ENABLED
