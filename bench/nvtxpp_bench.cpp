@@ -23,6 +23,13 @@
 #include <cstring>
 #include <string>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define NVTXPP_BENCH_HAVE_TSC 1
+#else
+#define NVTXPP_BENCH_HAVE_TSC 0
+#endif
+
 #if __has_include(<valgrind/callgrind.h>)
 #include <valgrind/callgrind.h>
 #define NVTXPP_BENCH_TOGGLE_COLLECT() CALLGRIND_TOGGLE_COLLECT
@@ -115,6 +122,14 @@ double const kMs = 2.5;
 // ---- baselines: the loop alone, and the loop calling an empty non-inlined function ------------
 NVTXPP_BENCH_CASE(baseline_empty_loop, "baseline/empty_loop", static_cast<void>(i));
 NVTXPP_BENCH_CASE(baseline_noinline_call, "baseline/noinline_call", plain_function());
+
+#if NVTXPP_BENCH_HAVE_TSC
+// Two reads of the CPU's time-stamp counter: the clock a recording tool reads at a push and at a
+// pop (nvtxpp-capture does), so the floor under any tool's cost per range on this machine.
+NVTXPP_BENCH_CASE(baseline_two_tsc_reads, "baseline/two_tsc_reads",
+                  benchmark::DoNotOptimize(__rdtsc());
+                  benchmark::DoNotOptimize(__rdtsc()));
+#endif
 
 // ---- NVTX C API ---------------------------------------------------------------------------------
 NVTXPP_BENCH_CASE(c_push_pop, "nvtx_c/push_pop_a", nvtxRangePushA("range"); nvtxRangePop());
