@@ -38,10 +38,47 @@ template <typename D>
   }
 }
 
-/// Whether a tool listens to domain D. Without a tool this is a load and a compare.
+/// Whether a tool listens to domain D. Without a tool this is a load and a compare; with one,
+/// a call into the tool.
 template <typename D>
 [[nodiscard]] inline bool domain_enabled() noexcept {
   return nvtxDomainIsEnabled(domain_handle<D>()) != 0;
+}
+
+/// NVTX's own test before it passes a push to a tool: is the push slot of its function table set?
+/// (Null when no tool is attached; NVTX's initialiser before the first call.) Read through
+/// SFINAE, so that an NVTX whose table differs falls back to asking nvtxDomainIsEnabled.
+template <typename G>
+[[nodiscard]] constexpr auto push_slot_set(G const& globals, int) noexcept
+    -> decltype(globals.nvtxDomainRangePushEx_impl_fnptr != nullptr) {
+  return globals.nvtxDomainRangePushEx_impl_fnptr != nullptr;
+}
+template <typename G>
+[[nodiscard]] constexpr bool push_slot_set(G const&, long) noexcept {
+  return true;
+}
+template <typename G>
+[[nodiscard]] constexpr auto knows_push_slot(G const& globals, int) noexcept
+    -> decltype(globals.nvtxDomainRangePushEx_impl_fnptr != nullptr, true) {
+  return true;
+}
+template <typename G>
+[[nodiscard]] constexpr bool knows_push_slot(G const&, long) noexcept {
+  return false;
+}
+
+/// Whether events of domain D may reach a tool: false means surely not (no tool attached). The
+/// static event paths use it instead of domain_enabled(): without a tool it is the same inline
+/// load and compare NVTX makes, and with a tool it saves a call into the tool per event (a tool
+/// that disabled the domain drops the event itself). Formatted events ask domain_enabled() too,
+/// so that no text is formatted for a domain nobody records.
+template <typename D>
+[[nodiscard]] inline bool tool_attached() noexcept {
+#if defined(NVTX_VERSIONED_IDENTIFIER) && !defined(NVTX_NO_IMPL)
+  auto const& globals = NVTX_VERSIONED_IDENTIFIER(nvtxGlobals);
+  if (knows_push_slot(globals, 0)) return push_slot_set(globals, 0);
+#endif
+  return domain_enabled<D>();
 }
 #endif
 

@@ -101,6 +101,7 @@ inline char const* format_into(char* buf, std::size_t n, fmt::string_view f,
 template <typename D, typename Op, typename... Ts>
 [[gnu::noinline]] bool emit_formatted_enabled(Op op, fmt::string_view f,
                                               Ts const&... args) noexcept {
+  if (!domain_enabled<D>()) return false;  // a tool, but none that records domain D now
   event_builder ev;
   ev.apply<D>(args...);
   char buf[NVTXPP_MESSAGE_BUFFER_SIZE];
@@ -114,7 +115,7 @@ template <typename D, typename Op, typename... Ts>
 /// then. @return whether the event was emitted.
 template <typename D, typename Op, typename... Ts>
 inline bool emit_formatted(Op op, fmt::string_view f, Ts const&... args) noexcept {
-  if (!domain_enabled<D>()) return false;
+  if (!tool_attached<D>()) return false;
   return emit_formatted_enabled<D>(op, f, args...);
 }
 #endif

@@ -213,14 +213,11 @@ inline void set_message(event_builder& ev, char* buf, M const& msg) noexcept {
 /// Emits one event with a static message when domain D is enabled: @p op receives the domain
 /// handle and the attributes. @return whether the event was emitted.
 ///
-/// A registered string is passed on without asking NVTX whether the domain is enabled: its text
-/// and colour are ready, so the event costs a few stores with no tool and saves a call into the
-/// tool when one listens (a tool that disabled the domain drops the event itself).
+/// The test is tool_attached(): NVTX's own inline check with no tool, no call into a tool that
+/// listens.
 template <typename D, typename Op, typename M, typename... As>
 inline bool emit_static(Op op, M const& msg, As const&... attrs) noexcept {
-  if constexpr (!std::is_same_v<M, registered_string_in<D>>) {
-    if (!domain_enabled<D>()) return false;
-  }
+  if (!tool_attached<D>()) return false;
   event_builder ev;
   ev.apply<D>(attrs...);
   char buf[std::is_same_v<M, std::string_view> ? NVTXPP_MESSAGE_BUFFER_SIZE : 1];
@@ -247,6 +244,7 @@ class literal_site<D, char const (&)[N]> {
 
   /// Registers @p text (a tool listens) unless registered or in progress. Cold: once a site.
   [[gnu::noinline]] void enroll(char const* text) noexcept {
+    if (!domain_enabled<D>()) return;  // no tool records this domain now: try again next time
     int expected = empty;
     if (!state_.compare_exchange_strong(expected, busy, std::memory_order_acquire)) return;
     std::memcpy(copy_, text, N);
@@ -276,17 +274,15 @@ struct is_literal_site_type : std::false_type {};
 template <std::size_t N>
 struct is_literal_site_type<char const (&)[N]> : std::true_type {};
 
-/// emit_static through a call site's cache: a cached literal goes as its registered string,
-/// without asking NVTX whether the domain is enabled (see emit_static).
+/// emit_static through a call site's cache: a cached literal goes as its registered string.
 template <typename D, typename T, typename Op, typename M, typename... As>
 inline bool emit_at_site(literal_site<D, T>& site, Op op, M const& msg,
                          As const&... attrs) noexcept {
-  if constexpr (is_literal_site_type<T>::value &&
-                std::is_same_v<M const&, T>) {
+  if constexpr (is_literal_site_type<T>::value && std::is_same_v<M const&, T>) {
+    if (!tool_attached<D>()) return false;
     nvtxStringHandle_t handle = nullptr;
     color colour{0};
     if (!site.find(msg, handle, colour)) {
-      if (!domain_enabled<D>()) return false;
       site.enroll(msg);
       if (!site.find(msg, handle, colour)) {
         event_builder ev;
