@@ -31,6 +31,65 @@ TEST_CASE("a static range pushes its message and colour, then pops") {
   CHECK(ev[1].thread_id == ev[0].thread_id);
 }
 
+NVTXPP_DEFINE_DOMAIN(slots_domain, "Slots");
+NVTXPP_DEFINE_DOMAIN(buffer_domain, "Buffer");
+
+TEST_CASE("a text array goes as a registered string, with its automatic colour") {
+  nvtxpp::testing::recorder rec;
+  for (int i = 0; i < 3; ++i) {
+    nvtxpp::scoped_range r{"Cached literal", nvtxpp::payload{i}};
+  }
+  auto const pushes = only(rec.events(), {event_type::push});
+  REQUIRE(pushes.size() == 3);
+  for (auto const& p : pushes) {
+    CHECK(p.message == "Cached literal");
+    CHECK(p.registered);
+    CHECK(*p.color == nvtxpp::auto_color("Cached literal").argb());
+  }
+  CHECK(std::get<std::int32_t>(pushes[2].payload) == 2);
+}
+
+TEST_CASE("more text arrays of one length than cache slots: the rest go as plain text") {
+  nvtxpp::testing::recorder rec;
+  char const* const texts[] = {"text-1", "text-2", "text-3", "text-4", "text-5", "text-6"};
+  for (int round = 0; round < 2; ++round) {
+    { nvtxpp::scoped_range_in<slots_domain> r{"text-1"}; }
+    { nvtxpp::scoped_range_in<slots_domain> r{"text-2"}; }
+    { nvtxpp::scoped_range_in<slots_domain> r{"text-3"}; }
+    { nvtxpp::scoped_range_in<slots_domain> r{"text-4"}; }
+    { nvtxpp::scoped_range_in<slots_domain> r{"text-5"}; }
+    { nvtxpp::scoped_range_in<slots_domain> r{"text-6"}; }
+  }
+  auto const pushes = only(rec.events(), {event_type::push});
+  REQUIRE(pushes.size() == 12);
+  std::size_t registered = 0;
+  for (std::size_t i = 0; i < pushes.size(); ++i) {
+    CHECK(pushes[i].message == texts[i % 6]);
+    CHECK(*pushes[i].color == nvtxpp::auto_color(texts[i % 6]).argb());
+    registered += pushes[i].registered ? 1u : 0u;
+  }
+  CHECK(registered == 8);  // 4 slots, each text that took one is registered in both rounds
+  CHECK_FALSE(pushes[4].registered);
+  CHECK_FALSE(pushes[11].registered);
+}
+
+TEST_CASE("a mutable text array whose bytes change sends its current text") {
+  nvtxpp::testing::recorder rec;
+  char buffer[8] = "abc";
+  { nvtxpp::scoped_range_in<buffer_domain> r{buffer}; }
+  buffer[0] = 'x';
+  { nvtxpp::scoped_range_in<buffer_domain> r{buffer}; }
+  buffer[0] = 'a';
+  { nvtxpp::scoped_range_in<buffer_domain> r{buffer}; }
+  auto const pushes = only(rec.events(), {event_type::push});
+  REQUIRE(pushes.size() == 3);
+  CHECK(pushes[0].message == "abc");
+  CHECK(pushes[1].message == "xbc");
+  CHECK_FALSE(pushes[1].registered);
+  CHECK(pushes[2].message == "abc");
+  CHECK(*pushes[1].color == nvtxpp::auto_color("xbc").argb());
+}
+
 TEST_CASE("attributes are accepted in any order") {
   nvtxpp::testing::recorder rec;
   {

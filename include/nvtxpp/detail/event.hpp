@@ -210,22 +210,6 @@ inline void set_message(event_builder& ev, char* buf, M const& msg) noexcept {
   static_cast<void>(buf);
 }
 
-/// Emits one event with a static message when domain D is enabled: @p op receives the domain
-/// handle and the attributes. @return whether the event was emitted.
-///
-/// The test is tool_attached(): NVTX's own inline check with no tool, no call into a tool that
-/// listens.
-template <typename D, typename Op, typename M, typename... As>
-inline bool emit_static(Op op, M const& msg, As const&... attrs) noexcept {
-  if (!tool_attached<D>()) return false;
-  event_builder ev;
-  ev.apply<D>(attrs...);
-  char buf[std::is_same_v<M, std::string_view> ? NVTXPP_MESSAGE_BUFFER_SIZE : 1];
-  set_message<D>(ev, buf, msg);
-  op(domain_handle<D>(), ev.attr);
-  return true;
-}
-
 /// A literal message: registered with NVTX the first time the site runs while a tool listens,
 /// with its automatic colour computed then. Later calls whose message is the same array with
 /// the same bytes (compared with the copy kept here) pass the handle; anything else falls back
@@ -242,11 +226,21 @@ class literal_site<D, char const (&)[N]> {
     return true;
   }
 
+  /// Whether no text has been registered here yet.
+  bool vacant() const noexcept { return state_.load(std::memory_order_relaxed) == empty; }
+
+  /// Whether the array at @p text was registered here (perhaps with other bytes than now).
+  bool holds(char const* text) const noexcept {
+    return state_.load(std::memory_order_acquire) == ready && text_ == text;
+  }
+
   /// Registers @p text (a tool listens) unless registered or in progress. Cold: once a site.
-  [[gnu::noinline]] void enroll(char const* text) noexcept {
-    if (!domain_enabled<D>()) return;  // no tool records this domain now: try again next time
+  /// @return whether this call registered it.
+  [[gnu::noinline]] bool enroll(char const* text) noexcept {
+    if (!vacant()) return false;
+    if (!domain_enabled<D>()) return false;  // no tool records this domain now: try later
     int expected = empty;
-    if (!state_.compare_exchange_strong(expected, busy, std::memory_order_acquire)) return;
+    if (!state_.compare_exchange_strong(expected, busy, std::memory_order_acquire)) return false;
     std::memcpy(copy_, text, N);
     copy_[N] = '\0';
     std::size_t length = 0;
@@ -255,6 +249,7 @@ class literal_site<D, char const (&)[N]> {
     colour_ = auto_color(std::string_view{copy_, length});
     text_ = text;
     state_.store(handle_ != nullptr ? ready : unusable, std::memory_order_release);
+    return handle_ != nullptr;
   }
 
  private:
@@ -274,7 +269,84 @@ struct is_literal_site_type : std::false_type {};
 template <std::size_t N>
 struct is_literal_site_type<char const (&)[N]> : std::true_type {};
 
-/// emit_static through a call site's cache: a cached literal goes as its registered string.
+/// Emits an event whose message is a registered string with a known automatic colour.
+template <typename D, typename Op, typename... As>
+inline void emit_registered(Op op, nvtxStringHandle_t handle, color colour,
+                            As const&... attrs) noexcept {
+  event_builder ev;
+  ev.apply<D>(attrs...);
+  ev.attr.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+  ev.attr.message.registered = handle;
+  ev.default_color([&] { return colour; });
+  op(domain_handle<D>(), ev.attr);
+}
+
+/// Text arrays of N bytes in domain D given to the classes (which have no call site of their
+/// own): a few literal_site slots, filled by the first texts seen while a tool listens and never
+/// reused, so each costs at most one registration. Further texts of that length, and arrays whose
+/// bytes changed since they took a slot, go as plain text.
+template <typename D, std::size_t N>
+struct literal_cache {
+  static constexpr std::size_t slots = 4;
+  static inline literal_site<D, char const (&)[N]> site[slots];
+
+  static bool find(char const* text, nvtxStringHandle_t& handle, color& colour) noexcept {
+    for (auto const& s : site) {
+      if (s.find(text, handle, colour)) return true;
+    }
+    return false;
+  }
+
+  [[gnu::noinline]] static bool enroll(char const* text, nvtxStringHandle_t& handle,
+                                       color& colour) noexcept {
+    // An array registered before with other bytes is a buffer that changes: plain text from now
+    // on, rather than a slot for each of its contents.
+    for (auto const& s : site) {
+      if (s.holds(text)) return false;
+    }
+    for (auto& s : site) {
+      if (s.vacant() && s.enroll(text)) return s.find(text, handle, colour);
+    }
+    return false;
+  }
+};
+
+/// Longest text array the classes cache (longer ones are rare and cut by tools anyway).
+inline constexpr std::size_t max_cached_literal = 256;
+
+template <typename M>
+inline constexpr bool is_cached_text_array =
+    std::is_array_v<M> && std::is_same_v<std::remove_cv_t<std::remove_extent_t<M>>, char> &&
+    std::extent_v<M> <= max_cached_literal;
+
+/// Emits one event with a static message when a tool may listen: @p op receives the domain
+/// handle and the attributes. @return whether the event was emitted.
+///
+/// The test is tool_attached(): NVTX's own inline check with no tool, no call into a tool that
+/// listens. A text array (a string literal, most often) goes as a registered string through
+/// literal_cache when it has a slot there: no hashing and no copying of its text per event.
+template <typename D, typename Op, typename M, typename... As>
+inline bool emit_static(Op op, M const& msg, As const&... attrs) noexcept {
+  if (!tool_attached<D>()) return false;
+  if constexpr (is_cached_text_array<M>) {
+    using cache = literal_cache<D, std::extent_v<M>>;
+    nvtxStringHandle_t handle = nullptr;
+    color colour{0};
+    if (cache::find(msg, handle, colour) || cache::enroll(msg, handle, colour)) {
+      emit_registered<D>(op, handle, colour, attrs...);
+      return true;
+    }
+  }
+  event_builder ev;
+  ev.apply<D>(attrs...);
+  char buf[std::is_same_v<M, std::string_view> ? NVTXPP_MESSAGE_BUFFER_SIZE : 1];
+  set_message<D>(ev, buf, msg);
+  op(domain_handle<D>(), ev.attr);
+  return true;
+}
+
+/// emit_static through a call site's cache (NVTXPP_SCOPE): a literal goes as its registered
+/// string, found without a search.
 template <typename D, typename T, typename Op, typename M, typename... As>
 inline bool emit_at_site(literal_site<D, T>& site, Op op, M const& msg,
                          As const&... attrs) noexcept {
@@ -282,28 +354,15 @@ inline bool emit_at_site(literal_site<D, T>& site, Op op, M const& msg,
     if (!tool_attached<D>()) return false;
     nvtxStringHandle_t handle = nullptr;
     color colour{0};
-    if (!site.find(msg, handle, colour)) {
-      site.enroll(msg);
-      if (!site.find(msg, handle, colour)) {
-        event_builder ev;
-        ev.apply<D>(attrs...);
-        char buf[1];
-        set_message<D>(ev, buf, msg);
-        op(domain_handle<D>(), ev.attr);
-        return true;
-      }
+    if (site.find(msg, handle, colour) ||
+        (site.enroll(msg) && site.find(msg, handle, colour))) {
+      emit_registered<D>(op, handle, colour, attrs...);
+      return true;
     }
-    event_builder ev;
-    ev.apply<D>(attrs...);
-    ev.attr.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
-    ev.attr.message.registered = handle;
-    ev.default_color([&] { return colour; });
-    op(domain_handle<D>(), ev.attr);
-    return true;
   } else {
     static_cast<void>(site);
-    return emit_static<D>(op, msg, attrs...);
   }
+  return emit_static<D>(op, msg, attrs...);
 }
 
 #endif  // NVTXPP_ENABLED
