@@ -4,9 +4,9 @@
 // InitializeInjectionNvtx2. Each process writes one file, $NVTXPP_CAPTURE_DIR/nvtxpp-<pid>.bin
 // (format.hpp). A thread that fills a 64 KiB block hands it to a writer thread of ours (a
 // lock-free queue, a futex wake when the writer sleeps) and goes on in a spare block; the writer
-// appends the block to the file and gives it back. Each thread owns at most `max_blocks` blocks,
-// so memory stays bounded: when all are waiting for the disk, the thread waits for one to come
-// back. Names are appended as they are defined. The rest is written when a thread exits, when
+// appends the block to the file and gives it back. Each thread owns at most `max_blocks` blocks
+// and all threads together at most `max_extra_blocks` beyond their first, so memory stays bounded:
+// when none is free, the thread waits for one to come back. Names are appended as they are defined. The rest is written when a thread exits, when
 // the process exits (library destructor), and on fatal signals (flush, then the signal takes its
 // course). Everything here that a signal handler calls is async-signal-safe: write(2), futex(2),
 // atomics. Without a writer thread (it could not start; a forked child before its first full
@@ -143,8 +143,19 @@ void unlock_thread(rec::thread_state& t) noexcept {
 // ---------------------------------------------------------------------------------------------
 // The writer thread.
 
-/// Blocks one thread may own: its current one and those waiting for the disk (4 MiB).
-constexpr std::uint32_t max_blocks = 64;
+/// Blocks one thread may own: its current one and those waiting for the disk (1 MiB).
+constexpr std::uint32_t max_blocks = 16;
+/// Blocks all threads together may own beyond their first one (16 MiB).
+constexpr std::uint32_t max_extra_blocks = 256;
+std::atomic<std::uint32_t> g_extra_blocks{0};
+
+bool reserve_extra_block() noexcept {
+  if (g_extra_blocks.fetch_add(1, std::memory_order_relaxed) < max_extra_blocks) {
+    return true;
+  }
+  g_extra_blocks.fetch_sub(1, std::memory_order_relaxed);
+  return false;
+}
 
 std::atomic<rec::chunk*> g_queue{nullptr};  ///< full blocks, most recent first
 std::atomic<pid_t> g_writer_pid{0};         ///< process whose writer thread runs (0: none)
@@ -285,15 +296,16 @@ rec::chunk* next_block(rec::thread_state& t) noexcept {
       t.spare = c->queued_next;
       return c;
     }
-    if (t.blocks < max_blocks) {
+    if (t.blocks < max_blocks && reserve_extra_block()) {
       auto* c = new (std::nothrow) rec::chunk;
       if (c != nullptr) {
         ++t.blocks;
         return c;
       }
-      if (t.blocks == 1) {
-        return nullptr;
-      }
+      g_extra_blocks.fetch_sub(1, std::memory_order_relaxed);
+    }
+    if (t.blocks == 1) {
+      return nullptr;  // no second block to be had: the caller writes this one itself
     }
     ::sched_yield();  // the disk is behind: wait for the writer
   }
@@ -339,7 +351,10 @@ void on_thread_exit(rec::thread_state& t) noexcept {
     delete t.spare;
     t.spare = next;
   }
-  // Blocks still queued come back to `returned` after this; give_back frees them then.
+  // Blocks still queued come back to `returned` after this; give_back frees them then. Their
+  // share of the budget is released now.
+  g_extra_blocks.fetch_sub(t.blocks - 1, std::memory_order_relaxed);
+  t.blocks = 1;
   t.exited.store(true, std::memory_order_seq_cst);
   for (rec::chunk* r = t.returned.exchange(nullptr, std::memory_order_seq_cst); r != nullptr;) {
     rec::chunk* next = r->queued_next;
@@ -519,6 +534,7 @@ void after_fork_in_child() noexcept {
   g_writer_busy.store(false, std::memory_order_relaxed);
   g_writer_sleeping.store(false, std::memory_order_relaxed);
   g_writer_starting.store(false, std::memory_order_relaxed);
+  g_extra_blocks.store(0, std::memory_order_relaxed);
   if (open_file()) {
     write_known_names();
   }
