@@ -92,24 +92,21 @@ constexpr color named_or_fail(std::string_view name) noexcept {
 /// Eight bytes (fewer at the end) as a little-endian number, the same on every platform.
 constexpr std::uint64_t name_word(char const* p, std::size_t n) noexcept {
   std::uint64_t w = 0;
-  for (std::size_t i = 0; i < n; ++i) w |= std::uint64_t{static_cast<std::uint8_t>(p[i])} << (8u * i);
+  for (std::size_t i = 0; i < n; ++i) {
+    w |= std::uint64_t{static_cast<std::uint8_t>(p[i])} << (8u * i);
+  }
   return w;
 }
 
-/// Whether this call is being evaluated at compile time (false where that cannot be told).
-constexpr bool constant_evaluation() noexcept {
+// Whether the compiler can tell compile-time evaluation from run time: the hash's word-load
+// path needs it (it is not a constant expression); without it the byte path serves both.
 #if defined(__cpp_lib_is_constant_evaluated)
-  return std::is_constant_evaluated();
+#define NVTXPP_DETAIL_IS_CONSTANT_EVALUATED() std::is_constant_evaluated()
 #elif defined(__has_builtin)
 #if __has_builtin(__builtin_is_constant_evaluated)
-  return __builtin_is_constant_evaluated();
-#else
-  return false;
+#define NVTXPP_DETAIL_IS_CONSTANT_EVALUATED() __builtin_is_constant_evaluated()
 #endif
-#else
-  return false;
 #endif
-}
 
 /// One 64-bit mixing step per eight bytes of the name, then a finaliser so that names differing
 /// in one character land far apart. Stable across platforms and runs; at run time on a
@@ -120,9 +117,9 @@ constexpr std::uint32_t name_hash(std::string_view name) noexcept {
   std::size_t const n = name.size();
   std::uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
   std::size_t i = 0;
-#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && \
-    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  if (!constant_evaluation()) {
+#if defined(NVTXPP_DETAIL_IS_CONSTANT_EVALUATED) && defined(__BYTE_ORDER__) && \
+    defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (!NVTXPP_DETAIL_IS_CONSTANT_EVALUATED()) {
     for (; i + 8 <= n; i += 8) {
       std::uint64_t w = 0;
       __builtin_memcpy(&w, p + i, 8);

@@ -16,9 +16,10 @@
 ///
 /// The function macros register the function's name with NVTX once per call site and compute its
 /// automatic colour once; so do the scope macros when their message is a string literal without
-/// format arguments (the first time the site runs while a tool listens). Every macro's variables get unique names, so any number of them can
-/// share a scope. With annotations compiled out (`NVTXPP_DISABLE` / `NVTX_DISABLE`) the macros
-/// still type-check their arguments, but never evaluate them and generate no code.
+/// format arguments (the first time the site runs while a tool listens). Every macro's variables
+/// get unique names, so any number of them can share a scope. With annotations compiled out
+/// (`NVTXPP_DISABLE` / `NVTX_DISABLE`) the macros still type-check their arguments, but never
+/// evaluate them and generate no code.
 #pragma once
 
 #include <nvtxpp/config.hpp>
@@ -50,12 +51,12 @@
     ::nvtxpp::detail::when{static_cast<bool>(cond)}, NVTXPP_DETAIL_CAT(nvtxpp_site_, id), \
         __VA_ARGS__                                                                       \
   }
-#define NVTXPP_DETAIL_SCOPE(id, domain, cond, ...)                                         \
+#define NVTXPP_DETAIL_SCOPE(id, domain, cond, ...)                                           \
   static ::nvtxpp::detail::literal_site<domain, decltype((NVTXPP_DETAIL_HEAD(__VA_ARGS__)))> \
-      NVTXPP_DETAIL_CAT(nvtxpp_site_, id);                                                 \
-  ::nvtxpp::scoped_range_in<domain> const NVTXPP_DETAIL_CAT(nvtxpp_range_, id) {           \
-    ::nvtxpp::detail::when{static_cast<bool>(cond)}, NVTXPP_DETAIL_CAT(nvtxpp_site_, id),  \
-        __VA_ARGS__                                                                        \
+      NVTXPP_DETAIL_CAT(nvtxpp_site_, id);                                                   \
+  ::nvtxpp::scoped_range_in<domain> const NVTXPP_DETAIL_CAT(nvtxpp_range_, id) {             \
+    ::nvtxpp::detail::when{static_cast<bool>(cond)}, NVTXPP_DETAIL_CAT(nvtxpp_site_, id),    \
+        __VA_ARGS__                                                                          \
   }
 #define NVTXPP_DETAIL_MARK(domain, ...) ::nvtxpp::mark_in<domain>(__VA_ARGS__)
 #else

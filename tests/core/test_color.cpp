@@ -79,7 +79,9 @@ constexpr std::uint32_t hash_by_bytes(std::string_view name) {
   std::uint64_t h = 0x9e3779b97f4a7c15ull ^ name.size();
   std::size_t i = 0;
   for (; i < name.size(); i += 8) {
-    h = (h ^ nvtxpp::detail::name_word(name.data() + i, std::min<std::size_t>(8, name.size() - i))) * k;
+    h = (h ^
+         nvtxpp::detail::name_word(name.data() + i, std::min<std::size_t>(8, name.size() - i))) *
+        k;
     h ^= h >> 32;
   }
   h ^= h >> 33;

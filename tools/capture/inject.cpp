@@ -6,11 +6,12 @@
 // lock-free queue, a futex wake when the writer sleeps) and goes on in a spare block; the writer
 // appends the block to the file and gives it back. Each thread owns at most `max_blocks` blocks
 // and all threads together at most `max_extra_blocks` beyond their first, so memory stays bounded:
-// when none is free, the thread waits for one to come back. Names are appended as they are defined. The rest is written when a thread exits, when
-// the process exits (library destructor), and on fatal signals (flush, then the signal takes its
-// course). Everything here that a signal handler calls is async-signal-safe: write(2), futex(2),
-// atomics. Without a writer thread (it could not start; a forked child before its first full
-// block) the thread that fills a block writes it itself.
+// when none is free, the thread waits for one to come back. Names are appended as they are defined.
+// The rest is written when a thread exits, when the process exits (library destructor), and on
+// fatal signals (flush, then the signal takes its course). Everything here that a signal handler
+// calls is async-signal-safe: write(2), futex(2), atomics. Without a writer thread (it could not
+// start; a forked child before its first full block) the thread that fills a block writes it
+// itself.
 
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
@@ -108,8 +109,9 @@ void write_piece(rec::thread_state const& t, rec::chunk const& c, std::uint32_t 
     std::uint32_t index;
     std::uint32_t seq;  // the decoder puts a thread's pieces in this order
   } head{t.tid, t.index, seq};
-  iovec parts[2] = {{&head, sizeof head},
-                    {const_cast<unsigned char*>(c.data) + from, static_cast<std::size_t>(to - from)}};
+  iovec parts[2] = {
+      {&head, sizeof head},
+      {const_cast<unsigned char*>(c.data) + from, static_cast<std::size_t>(to - from)}};
   write_record(rec::file_record::chunk, parts, 2);
 }
 

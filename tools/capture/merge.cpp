@@ -203,7 +203,7 @@ struct process_file {
   rec::name_tables names;
   std::string command;
   std::map<std::uint64_t, std::vector<rec::stream_piece>> pieces;  // by thread, in order
-  std::map<std::uint64_t, std::vector<std::uint32_t>> piece_seq;    // their sequence numbers
+  std::map<std::uint64_t, std::vector<std::uint32_t>> piece_seq;   // their sequence numbers
   std::map<std::uint64_t, std::uint32_t> thread_index;
   bool finished = false;
   std::int32_t how = 0;

@@ -59,7 +59,7 @@ struct thread_state {
   std::uint32_t blocks = 1;               ///< blocks this thread owns (bounded)
   chunk* spare = nullptr;                 ///< free blocks (owner only)
   std::atomic<chunk*> returned{nullptr};  ///< blocks the writer has written and given back
-  thread_state* next = nullptr;          ///< next registered thread (immutable once linked)
+  thread_state* next = nullptr;           ///< next registered thread (immutable once linked)
 };
 
 /// @brief What a front end does at the moments the core cannot decide alone. Called outside

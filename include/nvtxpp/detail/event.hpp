@@ -316,8 +316,8 @@ inline constexpr std::size_t max_cached_literal = 256;
 
 template <typename M>
 inline constexpr bool is_cached_text_array =
-    std::is_array_v<M> && std::is_same_v<std::remove_cv_t<std::remove_extent_t<M>>, char> &&
-    std::extent_v<M> <= max_cached_literal;
+    std::is_array_v<M>&& std::is_same_v<std::remove_cv_t<std::remove_extent_t<M>>, char>&&
+        std::extent_v<M> <= max_cached_literal;
 
 /// Emits one event with a static message when a tool may listen: @p op receives the domain
 /// handle and the attributes. @return whether the event was emitted.
@@ -354,8 +354,7 @@ inline bool emit_at_site(literal_site<D, T>& site, Op op, M const& msg,
     if (!tool_attached<D>()) return false;
     nvtxStringHandle_t handle = nullptr;
     color colour{0};
-    if (site.find(msg, handle, colour) ||
-        (site.enroll(msg) && site.find(msg, handle, colour))) {
+    if (site.find(msg, handle, colour) || (site.enroll(msg) && site.find(msg, handle, colour))) {
       emit_registered<D>(op, handle, colour, attrs...);
       return true;
     }
