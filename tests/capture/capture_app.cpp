@@ -127,6 +127,21 @@ int exit_case() {
   exit_deep(5);
 }
 
+// exit() while two threads record as fast as they can: blocks are in flight and threads may be
+// waiting for one when the process ends. Must neither hang nor lose the file.
+[[noreturn]] void exit_busy_case() {
+  for (int i = 0; i < 2; ++i) {
+    std::thread{[] {
+      for (;;) {
+        nvtxRangePushA("busy");
+        nvtxRangePop();
+      }
+    }}.detach();
+  }
+  spin_us(20'000);
+  std::exit(3);
+}
+
 int signal_case(char const* which, int steps) {
   int const sig = std::strcmp(which, "int") == 0 ? SIGINT : SIGTERM;
   static std::atomic<bool> ready{false};
@@ -277,6 +292,7 @@ int main(int argc, char** argv) {
   if (which == "signal") {
     return signal_case(argc > 2 ? argv[2] : "term", argc > 3 ? std::atoi(argv[3]) : 100);
   }
+  if (which == "exit_busy") exit_busy_case();
   if (which == "order") {
     return order_case(argc > 2 ? std::atol(argv[2]) : 100'000L, argc > 3 ? std::atoi(argv[3]) : 4);
   }

@@ -150,6 +150,17 @@ def case_exit(a, tmp):
     check("unterminated=2" in p.stdout, f"summary counts 2 unterminated ranges: {p.stdout}")
 
 
+def case_exit_busy(a, tmp):
+    out = os.path.join(tmp, "exit_busy.json")
+    p = run([a.app, "exit_busy"], a.capture, out=out, extra=["--no-summary"], timeout=60)
+    check(p.returncode == 3, f"exit(3) passes through, got {p.returncode}: {p.stderr}")
+    t = load(out)
+    busy = events(t, "X", "busy")
+    threads = {e["tid"] for e in busy}
+    print(f"{len(busy)} ranges from {len(threads)} threads recorded before exit")
+    check(len(threads) == 2 and len(busy) > 10_000, "both threads' ranges in the trace")
+
+
 def case_return(a, tmp):
     p = run([a.app, "return", "3"], a.capture, extra=["--summary-only"])
     check(p.returncode == 3, f"return 3 passes through, got {p.returncode}")
@@ -297,6 +308,7 @@ CASES = {
     "threads": case_threads,
     "exit": case_exit,
     "return": case_return,
+    "exit_busy": case_exit_busy,
     "sigint": lambda a, t: case_signal(a, t, "int"),
     "sigterm": lambda a, t: case_signal(a, t, "term"),
     "sigterm_many": lambda a, t: case_signal(a, t, "term", 300_000),

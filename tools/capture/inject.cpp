@@ -209,14 +209,14 @@ rec::chunk* take_queue() noexcept {
   return oldest_first;
 }
 
-/// Writes a list from take_queue() and gives the blocks back (not when `ending`: the process
-/// is finishing, maybe in a signal handler, where freeing memory is not allowed).
-void write_blocks(rec::chunk* c, bool ending) noexcept {
+/// Writes a list from take_queue() and gives the blocks back (not when `in_signal_handler`: a
+/// block given back may be freed, which a signal handler may not do).
+void write_blocks(rec::chunk* c, bool in_signal_handler) noexcept {
   bool const any = c != nullptr;
   while (c != nullptr) {
     rec::chunk* next = c->queued_next;
     write_piece(*c->owner, *c, c->seq, c->start, c->used.load(std::memory_order_acquire));
-    if (!ending) {
+    if (!in_signal_handler) {
       give_back(c);
     }
     c = next;
@@ -404,8 +404,11 @@ void finish(rec::finish_reason how) noexcept {
     return;
   }
   // Blocks handed to the writer: written here, unless the writer already holds them; then wait
-  // for it (up to ~2 s; never on the writer thread itself, which does not take signals).
-  write_blocks(take_queue(), true);
+  // for it (up to ~2 s; never on the writer thread itself, which does not take signals). On the
+  // way out through exit() the blocks go back to their threads, so that a thread waiting for one
+  // (and holding its own lock, which the loop below takes) goes on; a signal handler may not
+  // free memory, and there a thread that holds its lock is skipped instead.
+  write_blocks(take_queue(), how == rec::finish_reason::signal);
   if (writer_running()) {
     timespec const step{0, 1'000'000};
     for (int i = 0; i < 2000 && g_writer_busy.load(std::memory_order_seq_cst); ++i) {
