@@ -389,9 +389,15 @@ def check_stream_workers(t: Trace, rep: Report, workers: int, batches: int, batc
     threads = {txt for (txt,) in db.execute("SELECT text FROM NVTX_EVENTS WHERE eventType = ?", (thread_type,))}
     wanted = {"main"} | {f"worker {i}" for i in range(workers)}
     rep.check(wanted <= threads, "the threads are named 'main' and 'worker {i}'", str(sorted(threads)))
-    rows = db.execute("SELECT text, category, uint64Value, globalTid FROM NVTX_EVENTS WHERE eventType = ? "
-                      "AND domainId = ? AND (text LIKE 'H2D %' OR text LIKE 'D2H %' OR text = 'scale_add')",
-                      (types.get("NvtxPushPopRange", 59), dom)).fetchall()
+    # A range's name is in `text`, or for a registered string (nvtxpp sends literals that way) in
+    # StringIds through `textId`.
+    cols = {r[1] for r in db.execute("PRAGMA table_info(NVTX_EVENTS)")}
+    text_id = "textId" if "textId" in cols else "NULL"
+    named = [((text if text is not None else t.strings.get(tid_text, "")), cat, value, tid)
+             for text, tid_text, cat, value, tid in db.execute(
+                 f"SELECT text, {text_id}, category, uint64Value, globalTid FROM NVTX_EVENTS "
+                 "WHERE eventType = ? AND domainId = ?", (types.get("NvtxPushPopRange", 59), dom))]
+    rows = [r for r in named if r[0].startswith(("H2D ", "D2H ")) or r[0] == "scale_add"]
     nbytes = 4 * batch_size
     bad = [r for r in rows if (r[0].startswith("H2D") and (r[1], r[2]) != (1, 2 * nbytes))
            or (r[0].startswith("D2H") and (r[1], r[2]) != (1, nbytes))
