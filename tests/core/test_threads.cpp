@@ -1,7 +1,9 @@
 // Ranges on many threads at once: each thread's nesting holds.
 #include <nvtxpp/nvtxpp.hpp>
 
+#include <atomic>
 #include <map>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -48,4 +50,44 @@ TEST_CASE("8 threads pushing and popping concurrently keep their own nesting") {
     }
   }
   CHECK(rec.warnings().empty());
+}
+
+NVTXPP_DEFINE_DOMAIN(race_domain, "Race");
+
+namespace {
+void raced_scope() { ANNOTATE_SCOPE_IN(race_domain, "raced site"); }
+}  // namespace
+
+TEST_CASE("8 threads meeting the same literals first at once: every event has its text") {
+  constexpr int threads = 8;
+  constexpr int iterations = 1000;
+  nvtxpp::testing::recorder rec;
+  std::atomic<int> ready{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&ready] {
+      ready.fetch_add(1);
+      while (ready.load() < threads) {
+      }
+      for (int i = 0; i < iterations; ++i) {
+        nvtxpp::scoped_range_in<race_domain> r{"raced literal"};
+        raced_scope();
+        nvtxpp::mark_in<race_domain>("raced mark");
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  std::map<std::string, int> count;
+  std::map<std::string, int> registered;
+  for (auto const& e : rec.events()) {
+    if (e.domain != "Race" || (e.type != event_type::push && e.type != event_type::mark)) continue;
+    ++count[e.message];
+    registered[e.message] += e.registered ? 1 : 0;
+    CHECK(*e.color == nvtxpp::auto_color(e.message).argb());
+  }
+  CHECK(count == std::map<std::string, int>{{"raced literal", threads * iterations},
+                                            {"raced site", threads * iterations},
+                                            {"raced mark", threads * iterations}});
+  // Only events racing with the first registration may go as plain text.
+  for (auto const& [text, n] : registered) CHECK(n > threads * iterations - 100);
 }

@@ -51,7 +51,7 @@ using testing::event_type;
 std::atomic<bool> g_recording{false};
 std::atomic<bool> g_attached{false};
 std::atomic<thread_state*> g_threads{nullptr};
-bool g_tsc = false;
+std::atomic<bool> g_tsc{false};  // set once by calibrate(), before the callbacks are installed
 hooks g_hooks;
 
 // TLS in initial-exec form: a plain %fs-relative load, also inside the dlopen'ed injection
@@ -107,7 +107,7 @@ bool invariant_tsc() noexcept {
 
 inline std::int64_t raw_ticks() noexcept {
 #if NVTXPP_RECORDING_HAVE_TSC
-  if (NVTXPP_LIKELY(g_tsc)) {
+  if (NVTXPP_LIKELY(g_tsc.load(std::memory_order_relaxed))) {
     return static_cast<std::int64_t>(__rdtsc());
   }
 #endif
@@ -117,7 +117,7 @@ inline std::int64_t raw_ticks() noexcept {
 tick_clock calibrate() noexcept {
   tick_clock c;
   c.tsc = invariant_tsc() && std::getenv("NVTXPP_NO_TSC") == nullptr;
-  g_tsc = c.tsc;
+  g_tsc.store(c.tsc, std::memory_order_relaxed);
   c.ns0 = monotonic_ns();
   c.ticks0 = raw_ticks();
   if (c.tsc) {
