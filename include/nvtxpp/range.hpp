@@ -122,15 +122,9 @@ class scoped_range_in {
   /// @brief NVTXPP_SCOPE's form with a format string (the call site's cache is not used).
   template <typename T, typename... Ts, detail::if_formatted<Ts...> = 0>
   scoped_range_in(detail::when condition, detail::literal_site<D, T>& site,
-                  detail::format_string_for<Ts...> format, Ts&&... args) noexcept {
+                  detail::format_string_for<Ts...> format, Ts&&... args) noexcept
+      : scoped_range_in(condition, format, std::forward<Ts>(args)...) {
     static_cast<void>(site);
-#if NVTXPP_ENABLED
-    if (condition.value) active_ = detail::emit_formatted<D>(detail::push_op{}, format, args...);
-#else
-    static_cast<void>(condition);
-    static_cast<void>(format);
-    (static_cast<void>(args), ...);
-#endif
   }
 
   /// @brief Pops the range if it was pushed.
