@@ -4,9 +4,10 @@
 // InitializeInjectionNvtx2. Each process writes one file, $NVTXPP_CAPTURE_DIR/nvtxpp-<pid>.bin
 // (format.hpp). A thread that fills a 64 KiB block hands it to a writer thread of ours (a
 // lock-free queue, a futex wake when the writer sleeps) and goes on in a spare block; the writer
-// appends the block to the file and gives it back. Each thread owns at most `max_blocks` blocks
-// and all threads together at most `max_extra_blocks` beyond their first, so memory stays bounded:
-// when none is free, the thread waits for one to come back. Names are appended as they are defined.
+// appends the block to the file and gives it back. A thread starts with one block; when it has no
+// spare one left, the writer gives it one more (up to `max_blocks` a thread and
+// `max_extra_blocks` beyond their first for all threads), so memory stays bounded, adapts to the
+// thread's rate, and is only ever allocated by the writer, never on the recording path. Names are appended as they are defined.
 // The rest is written when a thread exits, when the process exits (library destructor), and on
 // fatal signals (flush, then the signal takes its course). Everything here that a signal handler
 // calls is async-signal-safe: write(2), futex(2), atomics. Without a writer thread (it could not
@@ -177,14 +178,30 @@ bool writer_running() noexcept {
   return g_writer_pid.load(std::memory_order_acquire) == ::getpid();
 }
 
-/// Gives a written block back to its thread, or frees it when the thread has exited.
-void give_back(rec::chunk* c) noexcept {
-  rec::thread_state& t = *c->owner;
+/// Pushes `c` onto `t.returned`.
+void push_returned(rec::thread_state& t, rec::chunk* c) noexcept {
   rec::chunk* head = t.returned.load(std::memory_order_relaxed);
   do {
     c->queued_next = head;
   } while (!t.returned.compare_exchange_weak(head, c, std::memory_order_seq_cst,
                                              std::memory_order_relaxed));
+}
+
+/// Gives a written block back to its thread, or frees it when the thread has exited. A thread
+/// that ran out of spare blocks gets one more, within the bounds (the writer allocates it here,
+/// so the recording path never does).
+void give_back(rec::chunk* c) noexcept {
+  rec::thread_state& t = *c->owner;
+  push_returned(t, c);
+  if (t.wants_block.exchange(false, std::memory_order_acq_rel) &&
+      t.blocks.load(std::memory_order_relaxed) < max_blocks && reserve_extra_block()) {
+    if (auto* extra = new (std::nothrow) rec::chunk) {
+      t.blocks.fetch_add(1, std::memory_order_relaxed);
+      push_returned(t, extra);
+    } else {
+      g_extra_blocks.fetch_sub(1, std::memory_order_relaxed);
+    }
+  }
   // Pairs with on_thread_exit: it sets `exited`, then empties `returned`. Whichever of the two
   // comes second in the seq_cst order sees the other, so no block is left behind.
   if (t.exited.load(std::memory_order_seq_cst)) {
@@ -287,39 +304,34 @@ void enqueue(rec::chunk* c) noexcept {
   }
 }
 
-/// A free block for thread `t`: a spare, one the writer gave back, a new one while under the
-/// bound, or (all in flight) the next one the writer gives back. nullptr: out of memory.
-rec::chunk* next_block(rec::thread_state& t) noexcept {
-  for (;;) {
-    if (t.spare == nullptr) {
-      t.spare = t.returned.exchange(nullptr, std::memory_order_acquire);
-    }
-    if (rec::chunk* c = t.spare) {
-      t.spare = c->queued_next;
-      return c;
-    }
-    if (t.blocks < max_blocks && reserve_extra_block()) {
-      auto* c = new (std::nothrow) rec::chunk;
-      if (c != nullptr) {
-        ++t.blocks;
-        return c;
-      }
-      g_extra_blocks.fetch_sub(1, std::memory_order_relaxed);
-    }
-    if (t.blocks == 1) {
-      return nullptr;  // no second block to be had: the caller writes this one itself
-    }
-    ::sched_yield();  // the disk is behind: wait for the writer
+/// A free block of thread `t` (a spare, or one the writer gave back), or nullptr. No allocation.
+rec::chunk* take_spare(rec::thread_state& t) noexcept {
+  if (t.spare == nullptr) {
+    t.spare = t.returned.exchange(nullptr, std::memory_order_acquire);
   }
+  rec::chunk* c = t.spare;
+  if (c != nullptr) {
+    t.spare = c->queued_next;
+  }
+  return c;
+}
+
+/// Waits until the writer gives thread `t` a block back.
+rec::chunk* wait_for_block(rec::thread_state& t) noexcept {
+  rec::chunk* c = take_spare(t);
+  while (c == nullptr) {
+    ::sched_yield();
+    c = take_spare(t);
+  }
+  return c;
 }
 
 // Hooks (see core.hpp).
 
 void on_chunk_full(rec::thread_state& t) noexcept {
   lock_thread(t, -1);
-  rec::chunk* fresh = ensure_writer() ? next_block(t) : nullptr;
-  if (fresh == nullptr) {
-    // No writer thread (or no memory for a second block): write the block here.
+  if (!ensure_writer()) {
+    // No writer thread: write the block here and reuse it.
     flush_locked(t);
     ++t.seq;
     t.used = 0;
@@ -333,12 +345,19 @@ void on_chunk_full(rec::thread_state& t) noexcept {
   full->owner = &t;
   full->seq = t.seq++;
   full->start = t.flushed;
+  rec::chunk* fresh = take_spare(t);
+  if (t.spare == nullptr) {
+    t.wants_block.store(true, std::memory_order_release);  // no reserve left: ask for one more
+  }
+  enqueue(full);
+  if (fresh == nullptr) {
+    fresh = wait_for_block(t);  // every block of this thread is with the writer
+  }
   fresh->used.store(0, std::memory_order_relaxed);
   t.cur = fresh;
   t.used = 0;
   t.flushed = 0;
   t.current.store(fresh, std::memory_order_release);
-  enqueue(full);
   unlock_thread(t);
 }
 
@@ -355,8 +374,8 @@ void on_thread_exit(rec::thread_state& t) noexcept {
   }
   // Blocks still queued come back to `returned` after this; give_back frees them then. Their
   // share of the budget is released now.
-  g_extra_blocks.fetch_sub(t.blocks - 1, std::memory_order_relaxed);
-  t.blocks = 1;
+  g_extra_blocks.fetch_sub(t.blocks.exchange(1, std::memory_order_relaxed) - 1,
+                           std::memory_order_relaxed);
   t.exited.store(true, std::memory_order_seq_cst);
   for (rec::chunk* r = t.returned.exchange(nullptr, std::memory_order_seq_cst); r != nullptr;) {
     rec::chunk* next = r->queued_next;

@@ -56,7 +56,8 @@ struct thread_state {
   std::atomic<bool> exited{false};       ///< the thread has exited
   // Capture front end: blocks in flight between this thread and the writer thread.
   std::uint32_t seq = 0;                  ///< sequence number of `cur`
-  std::uint32_t blocks = 1;               ///< blocks this thread owns (bounded)
+  std::atomic<std::uint32_t> blocks{1};   ///< blocks this thread owns (the writer adds some)
+  std::atomic<bool> wants_block{false};   ///< no spare block left: the writer may add one
   chunk* spare = nullptr;                 ///< free blocks (owner only)
   std::atomic<chunk*> returned{nullptr};  ///< blocks the writer has written and given back
   thread_state* next = nullptr;           ///< next registered thread (immutable once linked)
