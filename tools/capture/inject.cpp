@@ -2,18 +2,17 @@
 //
 // NVTX loads this library when NVTX_INJECTION64_PATH names it (nvtxpp-capture sets it) and calls
 // InitializeInjectionNvtx2. Each process writes one file, $NVTXPP_CAPTURE_DIR/nvtxpp-<pid>.bin
-// (format.hpp). A thread that fills a 64 KiB block hands it to a writer thread of ours (a
-// lock-free queue, a futex wake when the writer sleeps) and goes on in a spare block; the writer
-// appends the block to the file and gives it back. A thread starts with one block (the core
-// allocates it at the thread's first event); when it has no
-// spare one left, the writer gives it one more (up to `max_blocks` a thread and
-// `max_extra_blocks` beyond their first for all threads), so memory stays bounded, adapts to the
-// thread's rate, and is only ever allocated by the writer, never on the recording path. Names are
-// appended as they are defined. The rest is written when a thread exits, when the process exits
-// (library destructor), and on fatal signals (flush, then the signal takes its course). Everything
-// here that a signal handler calls is async-signal-safe: write(2), futex(2), atomics. Without a
-// writer thread (it could not start; a forked child before its first full block) the thread that
-// fills a block writes it itself.
+// (format.hpp). A thread that fills a 64 KiB block hands it to a writer thread of ours (a lock-free
+// queue, a futex wake when the writer sleeps) and goes on in a spare block; the writer appends the
+// block to the file and gives it back. A thread starts with one block (the core allocates it at the
+// thread's first event); when it has no spare one left, the writer gives it one more (up to
+// `max_blocks` a thread and `max_extra_blocks` beyond their first for all threads), so memory stays
+// bounded, adapts to the thread's rate, and is only ever allocated by the writer, never on the
+// recording path. Names are appended as they are defined. The rest is written when a thread exits,
+// when the process exits (library destructor), and on fatal signals (flush, then the signal takes
+// its course). Everything here that a signal handler calls is async-signal-safe: write(2),
+// futex(2), atomics. Without a writer thread (it could not start; a forked child before its first
+// full block) the thread that fills a block writes it itself.
 
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
