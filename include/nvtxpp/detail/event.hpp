@@ -304,6 +304,9 @@ struct literal_cache {
     for (auto const& s : site) {
       if (s.holds(text)) return false;
     }
+    bool vacancy = false;
+    for (auto const& s : site) vacancy = vacancy || s.vacant();
+    if (!vacancy || !domain_enabled<D>()) return false;  // the tool is asked once, if at all
     for (auto& s : site) {
       if (s.vacant() && s.enroll(text)) return s.find(text, handle, colour);
     }
