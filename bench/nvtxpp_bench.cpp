@@ -23,6 +23,8 @@
 #include <cstring>
 #include <string>
 
+#include <time.h>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #define NVTXPP_BENCH_HAVE_TSC 1
@@ -130,6 +132,11 @@ NVTXPP_BENCH_CASE(baseline_two_tsc_reads, "baseline/two_tsc_reads",
                   benchmark::DoNotOptimize(__rdtsc());
                   benchmark::DoNotOptimize(__rdtsc()));
 #endif
+// The other clocks a recorder could read, once each (docs/capture.md compares them).
+NVTXPP_BENCH_CASE(baseline_clock_monotonic, "baseline/clock_monotonic", timespec ts{};
+                  ::clock_gettime(CLOCK_MONOTONIC, &ts); benchmark::DoNotOptimize(ts));
+NVTXPP_BENCH_CASE(baseline_clock_monotonic_coarse, "baseline/clock_monotonic_coarse", timespec ts{};
+                  ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts); benchmark::DoNotOptimize(ts));
 
 // ---- NVTX C API ---------------------------------------------------------------------------------
 NVTXPP_BENCH_CASE(c_push_pop, "nvtx_c/push_pop_a", nvtxRangePushA("range"); nvtxRangePop());

@@ -89,6 +89,10 @@ class Trace:
         self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         self.tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         self.strings = dict(self.db.execute("SELECT id, value FROM StringIds")) if "StringIds" in self.tables else {}
+        cols = {r[1] for r in self.db.execute("PRAGMA table_info(NVTX_EVENTS)")} if "NVTX_EVENTS" in self.tables else set()
+        # An event's text is in `text`, or for a registered string (nvtxpp sends literals that
+        # way) in StringIds through `textId`: select text_id_col next to `text`, then name_of().
+        self.text_id_col = "textId" if "textId" in cols else "NULL"
         self.event_types = self._enum("ENUM_NSYS_EVENT_TYPE")
         self.copy_kinds = self._enum("ENUM_CUDA_MEMCPY_OPER")
         self.mem_kinds = self._enum("ENUM_CUDA_MEM_KIND")
@@ -107,6 +111,10 @@ class Trace:
         name_col = "name" if "name" in cols else cols[1]
         return {int(i): str(n) for i, n in self.db.execute(f"SELECT {id_col}, {name_col} FROM {table}")}
 
+    def name_of(self, text: str | None, text_id: int | None) -> str:
+        """An NVTX event's name: its text, or the registered string its textId names."""
+        return text if text is not None else self.strings.get(text_id, "")
+
     def _event_type_ids(self, *names: str, default: tuple[int, ...]) -> tuple[int, ...]:
         ids = tuple(i for i, n in self.event_types.items() if n in names)
         return ids or default
@@ -116,16 +124,15 @@ class Trace:
             return []
         types = self._event_type_ids("NvtxPushPopRange", "NvtxStartEndRange", default=(59, 60))
         cols = {r[1] for r in self.db.execute("PRAGMA table_info(NVTX_EVENTS)")}
-        text_id = "textId" if "textId" in cols else "NULL"
         domain = "domainId" if "domainId" in cols else "0"
         rows = self.db.execute(
-            f"SELECT text, {text_id}, start, end, color, globalTid, {domain} FROM NVTX_EVENTS "
+            f"SELECT text, {self.text_id_col}, start, end, color, globalTid, {domain} FROM NVTX_EVENTS "
             f"WHERE eventType IN ({','.join('?' * len(types))}) AND end IS NOT NULL ORDER BY start",
             types,
         )
         out = []
         for text, tid_text, start, end, color, tid, dom in rows:
-            name = text if text is not None else self.strings.get(tid_text, "")
+            name = self.name_of(text, tid_text)
             out.append(Range(name, start, end, None if color is None else color & 0xFFFFFFFF, tid, dom or 0))
         return out
 
@@ -389,13 +396,9 @@ def check_stream_workers(t: Trace, rep: Report, workers: int, batches: int, batc
     threads = {txt for (txt,) in db.execute("SELECT text FROM NVTX_EVENTS WHERE eventType = ?", (thread_type,))}
     wanted = {"main"} | {f"worker {i}" for i in range(workers)}
     rep.check(wanted <= threads, "the threads are named 'main' and 'worker {i}'", str(sorted(threads)))
-    # A range's name is in `text`, or for a registered string (nvtxpp sends literals that way) in
-    # StringIds through `textId`.
-    cols = {r[1] for r in db.execute("PRAGMA table_info(NVTX_EVENTS)")}
-    text_id = "textId" if "textId" in cols else "NULL"
-    named = [((text if text is not None else t.strings.get(tid_text, "")), cat, value, tid)
-             for text, tid_text, cat, value, tid in db.execute(
-                 f"SELECT text, {text_id}, category, uint64Value, globalTid FROM NVTX_EVENTS "
+    named = [(t.name_of(text, text_id), cat, value, tid)
+             for text, text_id, cat, value, tid in db.execute(
+                 f"SELECT text, {t.text_id_col}, category, uint64Value, globalTid FROM NVTX_EVENTS "
                  "WHERE eventType = ? AND domainId = ?", (types.get("NvtxPushPopRange", 59), dom))]
     rows = [r for r in named if r[0].startswith(("H2D ", "D2H ")) or r[0] == "scale_add"]
     nbytes = 4 * batch_size

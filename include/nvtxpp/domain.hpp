@@ -46,25 +46,16 @@ template <typename D>
 }
 
 /// NVTX's own test before it passes a push to a tool: is the push slot of its function table set?
-/// (Null when no tool is attached; NVTX's initialiser before the first call.) Read through
-/// SFINAE, so that an NVTX whose table differs falls back to asking nvtxDomainIsEnabled.
+/// (Null when no tool is attached; NVTX's initialiser before the first call.) @return 1 set,
+/// 0 not set, -1 when this NVTX's table has no such slot (read through SFINAE).
 template <typename G>
-[[nodiscard]] constexpr auto push_slot_set(G const& globals, int) noexcept
-    -> decltype(globals.nvtxDomainRangePushEx_impl_fnptr != nullptr) {
-  return globals.nvtxDomainRangePushEx_impl_fnptr != nullptr;
+[[nodiscard]] constexpr auto push_slot(G const& globals, int) noexcept
+    -> decltype(globals.nvtxDomainRangePushEx_impl_fnptr != nullptr, 0) {
+  return globals.nvtxDomainRangePushEx_impl_fnptr != nullptr ? 1 : 0;
 }
 template <typename G>
-[[nodiscard]] constexpr bool push_slot_set(G const&, long) noexcept {
-  return true;
-}
-template <typename G>
-[[nodiscard]] constexpr auto knows_push_slot(G const& globals, int) noexcept
-    -> decltype(globals.nvtxDomainRangePushEx_impl_fnptr != nullptr, true) {
-  return true;
-}
-template <typename G>
-[[nodiscard]] constexpr bool knows_push_slot(G const&, long) noexcept {
-  return false;
+[[nodiscard]] constexpr int push_slot(G const&, long) noexcept {
+  return -1;
 }
 
 /// Whether events of domain D may reach a tool: false means surely not (no tool attached). The
@@ -75,8 +66,8 @@ template <typename G>
 template <typename D>
 [[nodiscard]] inline bool tool_attached() noexcept {
 #if defined(NVTX_VERSIONED_IDENTIFIER) && !defined(NVTX_NO_IMPL)
-  auto const& globals = NVTX_VERSIONED_IDENTIFIER(nvtxGlobals);
-  if (knows_push_slot(globals, 0)) return push_slot_set(globals, 0);
+  int const slot = push_slot(NVTX_VERSIONED_IDENTIFIER(nvtxGlobals), 0);
+  if (slot >= 0) return slot == 1;
 #endif
   return domain_enabled<D>();
 }

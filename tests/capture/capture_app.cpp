@@ -6,7 +6,6 @@
 #include <nvtx3/nvtx3.hpp>
 
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,18 +20,13 @@
 #include <thread>
 #include <vector>
 
+#include "nvtx_c.hpp"
+
 namespace {
 
-std::uint32_t tid() { return static_cast<std::uint32_t>(::syscall(SYS_gettid)); }
+using nvtxpp_test::attributes;
 
-nvtxEventAttributes_t attributes(char const* message) {
-  nvtxEventAttributes_t a{};
-  a.version = NVTX_VERSION;
-  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-  a.message.ascii = message;
-  return a;
-}
+std::uint32_t tid() { return static_cast<std::uint32_t>(nvtxpp_test::os_thread_id()); }
 
 void spin_us(int us) {
   timespec a{};

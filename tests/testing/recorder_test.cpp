@@ -8,7 +8,6 @@
 
 #include <nvtxpp/testing/recorder.hpp>
 
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +19,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "nvtx_c.hpp"
 
 namespace t = nvtxpp::testing;
 using t::event_type;
@@ -31,16 +31,9 @@ static_assert(noexcept(t::recorder::attached()));
 
 namespace {
 
-std::uint64_t this_tid() { return static_cast<std::uint64_t>(::syscall(SYS_gettid)); }
+using nvtxpp_test::attributes;
 
-nvtxEventAttributes_t attributes(char const* message) {
-  nvtxEventAttributes_t a{};
-  a.version = NVTX_VERSION;
-  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-  a.message.ascii = message;
-  return a;
-}
+std::uint64_t this_tid() { return nvtxpp_test::os_thread_id(); }
 
 bool has_warning(std::vector<std::string> const& warnings, std::string const& part) {
   return std::any_of(warnings.begin(), warnings.end(),

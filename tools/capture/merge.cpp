@@ -221,6 +221,23 @@ struct process_file {
   }
 };
 
+/// Stores the name of a string_def or domain_def record (u32 index, text) in `table`; indices
+/// from `limit` on are taken for damage and skipped.
+void store_name(std::vector<std::string>& table, std::uint32_t limit, unsigned char const* body,
+                std::uint32_t size) {
+  if (size < 4) {
+    return;
+  }
+  auto const index = rec::load<std::uint32_t>(body);
+  if (index >= limit) {
+    return;
+  }
+  if (table.size() <= index) {
+    table.resize(index + 1U);
+  }
+  table[index].assign(reinterpret_cast<char const*>(body + 4), size - 4U);
+}
+
 /// Maps and indexes a file. Returns an error text, or "" on success.
 std::string read_process_file(process_file& pf) {
   int fd = ::open(pf.path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -260,31 +277,14 @@ std::string read_process_file(process_file& pf) {
         if (size >= 16) {
           auto const tid = rec::load<std::uint64_t>(body);
           pf.thread_index.emplace(tid, rec::load<std::uint32_t>(body + 8));
-          pf.pieces[tid].push_back({body + 16, size - 16U});
-          pf.piece_seq[tid].push_back(rec::load<std::uint32_t>(body + 12));
+          pf.pieces[tid].push_back({body + 16, size - 16U, rec::load<std::uint32_t>(body + 12)});
         }
         break;
       case rec::file_record::string_def:
-        if (size >= 4) {
-          auto const id = rec::load<std::uint32_t>(body);
-          if (id < (1U << 26U)) {
-            if (pf.names.strings.size() <= id) {
-              pf.names.strings.resize(id + 1U);
-            }
-            pf.names.strings[id].assign(reinterpret_cast<char const*>(body + 4), size - 4U);
-          }
-        }
+        store_name(pf.names.strings, 1U << 26U, body, size);
         break;
       case rec::file_record::domain_def:
-        if (size >= 4) {
-          auto const index = rec::load<std::uint32_t>(body);
-          if (index < (1U << 20U)) {
-            if (pf.names.domains.size() <= index) {
-              pf.names.domains.resize(index + 1U);
-            }
-            pf.names.domains[index].assign(reinterpret_cast<char const*>(body + 4), size - 4U);
-          }
-        }
+        store_name(pf.names.domains, 1U << 20U, body, size);
         break;
       case rec::file_record::category_name:
         if (size >= 20) {
@@ -322,22 +322,9 @@ std::string read_process_file(process_file& pf) {
   // flush may interleave: put each thread's pieces back in stream order (stable: pieces of one
   // block keep their file order).
   for (auto& [tid, pieces] : pf.pieces) {
-    auto const& seq = pf.piece_seq[tid];
-    if (std::is_sorted(seq.begin(), seq.end())) {
-      continue;
-    }
-    std::vector<std::size_t> order(pieces.size());
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      order[i] = i;
-    }
-    std::stable_sort(order.begin(), order.end(),
-                     [&seq](std::size_t a, std::size_t b) { return seq[a] < seq[b]; });
-    std::vector<rec::stream_piece> sorted;
-    sorted.reserve(pieces.size());
-    for (std::size_t i : order) {
-      sorted.push_back(pieces[i]);
-    }
-    pieces = std::move(sorted);
+    std::stable_sort(
+        pieces.begin(), pieces.end(),
+        [](rec::stream_piece const& a, rec::stream_piece const& b) { return a.seq < b.seq; });
   }
   return {};
 }

@@ -456,12 +456,29 @@ inline void end_impl(std::uint32_t domain, nvtxRangeId_t id) noexcept {
   }
 }
 
+/// The *Ex callbacks: the same events, described by NVTX attributes.
+inline void mark_impl(std::uint32_t domain, nvtxEventAttributes_t const* a) noexcept {
+  fields f;
+  message_src m;
+  read_attributes(a, f, m);
+  mark_impl(domain, f, m);
+}
+inline nvtxRangeId_t start_impl(std::uint32_t domain, nvtxEventAttributes_t const* a) noexcept {
+  fields f;
+  message_src m;
+  read_attributes(a, f, m);
+  return start_impl(domain, f, m);
+}
+inline int push_impl(std::uint32_t domain, nvtxEventAttributes_t const* a) noexcept {
+  fields f;
+  message_src m;
+  read_attributes(a, f, m);
+  return push_impl(domain, f, m);
+}
+
 void NVTX_API cb_mark_ex(nvtxEventAttributes_t const* a) {
   if (on()) {
-    fields f;
-    message_src m;
-    read_attributes(a, f, m);
-    mark_impl(0, f, m);
+    mark_impl(0, a);
   }
 }
 void NVTX_API cb_mark_a(char const* s) {
@@ -476,21 +493,12 @@ void NVTX_API cb_mark_w(wchar_t const* s) {
 }
 void NVTX_API cb_domain_mark_ex(nvtxDomainHandle_t d, nvtxEventAttributes_t const* a) {
   if (on()) {
-    fields f;
-    message_src m;
-    read_attributes(a, f, m);
-    mark_impl(domain_index(d), f, m);
+    mark_impl(domain_index(d), a);
   }
 }
 
 nvtxRangeId_t NVTX_API cb_start_ex(nvtxEventAttributes_t const* a) {
-  if (!on()) {
-    return 0;
-  }
-  fields f;
-  message_src m;
-  read_attributes(a, f, m);
-  return start_impl(0, f, m);
+  return on() ? start_impl(0, a) : 0;
 }
 nvtxRangeId_t NVTX_API cb_start_a(char const* s) {
   if (!on()) {
@@ -507,13 +515,7 @@ nvtxRangeId_t NVTX_API cb_start_w(wchar_t const* s) {
   return start_impl(0, f, wide(s));
 }
 nvtxRangeId_t NVTX_API cb_domain_start_ex(nvtxDomainHandle_t d, nvtxEventAttributes_t const* a) {
-  if (!on()) {
-    return 0;
-  }
-  fields f;
-  message_src m;
-  read_attributes(a, f, m);
-  return start_impl(domain_index(d), f, m);
+  return on() ? start_impl(domain_index(d), a) : 0;
 }
 void NVTX_API cb_end(nvtxRangeId_t id) {
   if (on()) {
@@ -526,25 +528,11 @@ void NVTX_API cb_domain_end(nvtxDomainHandle_t d, nvtxRangeId_t id) {
   }
 }
 
-int NVTX_API cb_push_ex(nvtxEventAttributes_t const* a) {
-  if (!on()) {
-    return 0;
-  }
-  fields f;
-  message_src m;
-  read_attributes(a, f, m);
-  return push_impl(0, f, m);
-}
+int NVTX_API cb_push_ex(nvtxEventAttributes_t const* a) { return on() ? push_impl(0, a) : 0; }
 int NVTX_API cb_push_a(char const* s) { return on() ? push_impl(0, fields{}, ascii(s)) : 0; }
 int NVTX_API cb_push_w(wchar_t const* s) { return on() ? push_impl(0, fields{}, wide(s)) : 0; }
 int NVTX_API cb_domain_push_ex(nvtxDomainHandle_t d, nvtxEventAttributes_t const* a) {
-  if (!on()) {
-    return 0;
-  }
-  fields f;
-  message_src m;
-  read_attributes(a, f, m);
-  return push_impl(domain_index(d), f, m);
+  return on() ? push_impl(domain_index(d), a) : 0;
 }
 int NVTX_API cb_pop() { return on() ? pop_impl(0) : 0; }
 int NVTX_API cb_domain_pop(nvtxDomainHandle_t d) { return on() ? pop_impl(domain_index(d)) : 0; }

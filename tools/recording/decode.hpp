@@ -54,6 +54,7 @@ struct clock_map {
 struct stream_piece {
   unsigned char const* data;
   std::size_t size;
+  std::uint32_t seq = 0;  ///< capture: sequence number of the block it comes from
 };
 
 /// @brief One stream record, undecoded names (string ids, domain indices) left as they are.
