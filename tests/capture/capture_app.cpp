@@ -122,17 +122,25 @@ int exit_case() {
 }
 
 // exit() while two threads record as fast as they can: blocks are in flight and threads may be
-// waiting for one when the process ends. Must neither hang nor lose the file.
-[[noreturn]] void exit_busy_case() {
-  for (int i = 0; i < 2; ++i) {
-    std::thread{[] {
+// waiting for one when the process ends. Must neither hang nor lose the file. exit() comes only
+// once each thread has recorded `min_each` ranges (a condition, not a time), and the threads go
+// on recording while it runs.
+[[noreturn]] void exit_busy_case(long min_each) {
+  static std::atomic<long> done[2]{};
+  for (auto& d : done) {
+    std::thread{[&d] {
       for (;;) {
         nvtxRangePushA("busy");
         nvtxRangePop();
+        d.fetch_add(1, std::memory_order_release);
       }
     }}.detach();
   }
-  spin_us(20'000);
+  for (auto const& d : done) {
+    while (d.load(std::memory_order_acquire) < min_each) {
+      std::this_thread::yield();
+    }
+  }
   std::exit(3);
 }
 
@@ -286,7 +294,7 @@ int main(int argc, char** argv) {
   if (which == "signal") {
     return signal_case(argc > 2 ? argv[2] : "term", argc > 3 ? std::atoi(argv[3]) : 100);
   }
-  if (which == "exit_busy") exit_busy_case();
+  if (which == "exit_busy") exit_busy_case(argc > 2 ? std::atol(argv[2]) : 20'000L);
   if (which == "order") {
     return order_case(argc > 2 ? std::atol(argv[2]) : 100'000L, argc > 3 ? std::atoi(argv[3]) : 4);
   }

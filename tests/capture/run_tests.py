@@ -152,13 +152,16 @@ def case_exit(a, tmp):
 
 def case_exit_busy(a, tmp):
     out = os.path.join(tmp, "exit_busy.json")
-    p = run([a.app, "exit_busy"], a.capture, out=out, extra=["--no-summary"], timeout=60)
+    # The app calls exit() once each thread has recorded 20,000 ranges.
+    p = run([a.app, "exit_busy", "20000"], a.capture, out=out, extra=["--no-summary"], timeout=60)
     check(p.returncode == 3, f"exit(3) passes through, got {p.returncode}: {p.stderr}")
     t = load(out)
     busy = events(t, "X", "busy")
     threads = {e["tid"] for e in busy}
     print(f"{len(busy)} ranges from {len(threads)} threads recorded before exit")
-    check(len(threads) == 2 and len(busy) > 10_000, "both threads' ranges in the trace")
+    per_thread = [sum(1 for e in busy if e["tid"] == t) for t in threads]
+    check(len(threads) == 2 and min(per_thread, default=0) >= 20_000,
+          f"each thread's 20,000 ranges before exit() in the trace, got {per_thread}")
 
 
 def case_return(a, tmp):
