@@ -1,0 +1,122 @@
+/// @file
+/// @brief GPU activity in the capture file: what nvtxpp-capture's CUPTI source (in the injection
+/// library) writes and what the merger reads. Each activity is one capture-file record
+/// (`u32 kind, u32 size, body`, format.hpp) whose body is one of the fixed structs below, written
+/// and read with memcpy (little-endian, the structs' own layout; `static_assert`s pin the sizes).
+///
+/// Times are CLOCK_MONOTONIC nanoseconds: the CUPTI source gives CUPTI a timestamp callback that
+/// reads that clock, so GPU records and NVTX events (whose ticks the merger maps to the same
+/// clock) share one timeline. Thread ids are the kernel's (gettid), as in NVTX records.
+/// Names (kernels, API functions) are ids of `gpu_string` records of the same file: an id space
+/// of its own, separate from NVTX's registered strings.
+#pragma once
+
+#include <cstdint>
+
+namespace nvtxpp::recording {
+
+/// @brief Capture-file record kinds of GPU activity (continuing format.hpp's file_record).
+enum class gpu_record : std::uint32_t {
+  kernel = 9,    ///< gpu_kernel
+  memcpy = 10,   ///< gpu_memcpy
+  memset = 11,   ///< gpu_memset
+  sync = 12,     ///< gpu_sync
+  api = 13,      ///< gpu_api (CUDA runtime or driver call)
+  string = 14,   ///< u32 id, then the text (no terminator)
+  info = 15,     ///< text "key=value" (see gpu_info_keys below)
+};
+
+/// @brief A kernel execution (CUPTI_ACTIVITY_KIND_KERNEL / CONCURRENT_KERNEL).
+struct gpu_kernel {
+  std::int64_t start;
+  std::int64_t end;
+  std::uint32_t device;
+  std::uint32_t context;
+  std::uint32_t stream;
+  std::uint32_t correlation;
+  std::uint32_t name;  ///< gpu_string id of the mangled name (as CUPTI reports it)
+  std::int32_t grid[3];
+  std::int32_t block[3];
+  std::uint32_t registers_per_thread;
+  std::int32_t static_shared;   ///< bytes
+  std::int32_t dynamic_shared;  ///< bytes
+  std::uint32_t local_per_thread;
+  std::uint64_t local_total;
+  std::uint64_t grid_id;
+  std::uint32_t shared_executed;  ///< bytes of shared memory the launch was configured with
+  std::uint8_t launch_type;       ///< CUpti_ActivityLaunchType
+  std::uint8_t cache_config;      ///< requested cache configuration
+  std::uint8_t reserved[2];
+};
+static_assert(sizeof(gpu_kernel) == 104);
+
+/// @brief A memory copy (CUPTI_ACTIVITY_KIND_MEMCPY).
+struct gpu_memcpy {
+  std::int64_t start;
+  std::int64_t end;
+  std::uint32_t device;
+  std::uint32_t context;
+  std::uint32_t stream;
+  std::uint32_t correlation;
+  std::uint64_t bytes;
+  std::uint8_t copy_kind;  ///< CUpti_ActivityMemcpyKind (1 HtoD, 2 DtoH, 8 DtoD, ...)
+  std::uint8_t src_kind;   ///< CUpti_ActivityMemoryKind
+  std::uint8_t dst_kind;
+  std::uint8_t flags;  ///< CUpti_ActivityFlag bits (1: async)
+  std::uint32_t reserved;
+};
+static_assert(sizeof(gpu_memcpy) == 48);
+
+/// @brief A memset (CUPTI_ACTIVITY_KIND_MEMSET).
+struct gpu_memset {
+  std::int64_t start;
+  std::int64_t end;
+  std::uint32_t device;
+  std::uint32_t context;
+  std::uint32_t stream;
+  std::uint32_t correlation;
+  std::uint64_t bytes;
+  std::uint32_t value;
+  std::uint16_t mem_kind;  ///< CUpti_ActivityMemoryKind
+  std::uint16_t reserved;
+};
+static_assert(sizeof(gpu_memset) == 48);
+
+/// @brief A synchronisation (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION).
+struct gpu_sync {
+  std::int64_t start;
+  std::int64_t end;
+  std::uint32_t context;
+  std::uint32_t stream;  ///< 0xFFFFFFFF when not a stream sync (CUPTI_SYNCHRONIZATION_INVALID_VALUE)
+  std::uint32_t correlation;
+  std::uint32_t type;  ///< CUpti_ActivitySynchronizationType
+  std::uint32_t event;
+  std::uint32_t reserved;
+};
+static_assert(sizeof(gpu_sync) == 40);
+
+/// @brief Which API a gpu_api record is from.
+enum class gpu_api_kind : std::uint32_t { runtime = 0, driver = 1 };
+
+/// @brief A CUDA runtime or driver API call (CUPTI_ACTIVITY_KIND_RUNTIME / DRIVER).
+struct gpu_api {
+  std::int64_t start;
+  std::int64_t end;
+  std::uint32_t kind;  ///< gpu_api_kind
+  std::uint32_t cbid;  ///< CUPTI callback id
+  std::uint32_t correlation;
+  std::uint32_t pid;
+  std::uint64_t tid;  ///< gettid of the calling thread
+  std::uint32_t name;  ///< gpu_string id of the function name ("cudaMemcpyAsync")
+  std::int32_t return_value;
+};
+static_assert(sizeof(gpu_api) == 48);
+
+/// @brief Keys of `info` records (values are decimal or text).
+///   cupti=loaded|unavailable:<reason>|off  what became of CUPTI in this process
+///   dropped=<n>        records CUPTI dropped (buffers full), added up over the process
+///   device=<id>:<name> a device that ran activity
+///   gpu_work=none      the process ended having seen no GPU activity although CUPTI was loaded
+inline constexpr char gpu_info_keys[] = "cupti dropped device gpu_work";
+
+}  // namespace nvtxpp::recording
