@@ -46,8 +46,15 @@ def only(trace, ph, name):
     return found[0] if found else {}
 
 
+def ns(us):
+    """A trace time (microseconds with exactly three decimals) as integer nanoseconds: sums of the
+    floats json gives can round either way when two ends coincide."""
+    return round(us * 1000)
+
+
 def inside(outer, inner):
-    return outer["ts"] <= inner["ts"] and inner["ts"] + inner["dur"] <= outer["ts"] + outer["dur"]
+    o0, i0 = ns(outer["ts"]), ns(inner["ts"])
+    return o0 <= i0 and i0 + ns(inner["dur"]) <= o0 + ns(outer["dur"])
 
 
 def summary_rows(stdout):
