@@ -167,6 +167,7 @@ pthread_t g_writer_thread{};
 std::atomic<std::uint32_t> g_wake{0};        ///< futex word: bumped to wake the writer
 std::atomic<bool> g_writer_sleeping{false};  ///< the writer is (about to be) in futex_wait
 std::atomic<bool> g_writer_busy{false};      ///< the writer holds blocks it took from the queue
+std::atomic<bool> g_writer_stop{false};      ///< the process is ending: the writer takes no more
 
 long futex(std::atomic<std::uint32_t>* word, int op, std::uint32_t value,
            timespec const* timeout) noexcept {
@@ -249,6 +250,13 @@ void* writer_main(void*) noexcept {
   ::pthread_sigmask(SIG_BLOCK, &all, nullptr);  // signals go to the program's own threads
   for (;;) {
     g_writer_busy.store(true, std::memory_order_seq_cst);
+    if (g_writer_stop.load(std::memory_order_seq_cst)) {
+      // finish() writes what is left; this thread idles until the process is gone.
+      g_writer_busy.store(false, std::memory_order_seq_cst);
+      timespec const idle{1, 0};
+      ::nanosleep(&idle, nullptr);
+      continue;
+    }
     rec::chunk* batch = take_queue();
     if (batch != nullptr) {
       write_blocks(batch, false);
@@ -418,35 +426,67 @@ void on_thread_named(std::uint64_t tid, std::int64_t ticks, std::uint32_t string
 }
 
 /// Flushes every live thread and writes the finish record, once. Async-signal-safe.
+///
+/// Threads may go on recording while the process ends (exit() with busy threads). Every event
+/// recorded before this runs must reach the file, so: (1) the writer thread is told to stop
+/// taking blocks and, once it has written the batch it holds, stays idle (a batch it held when
+/// the process ended would be lost); (2) every live thread is locked, so none can hand over
+/// another block, while the queue is written; a thread that waits for a block holds its own lock,
+/// so on the way out through exit() the queue is written and its blocks given back until the
+/// lock is free (a signal handler may not free memory: there such a thread is skipped);
+/// (3) the queue is written once more, then each locked thread's current block, then the finish
+/// record; then the threads go on (into the process's end).
 void finish(rec::finish_reason how) noexcept {
   if (g_finished.exchange(true)) {
     return;
   }
-  // Blocks handed to the writer: written here, unless the writer already holds them; then wait
-  // for it (up to ~2 s; never on the writer thread itself, which does not take signals). On the
-  // way out through exit() the blocks go back to their threads, so that a thread waiting for one
-  // (and holding its own lock, which the loop below takes) goes on; a signal handler may not
-  // free memory, and there a thread that holds its lock is skipped instead.
-  write_blocks(take_queue(), how == rec::finish_reason::signal);
+  bool const in_signal = how == rec::finish_reason::signal;
+  g_writer_stop.store(true, std::memory_order_seq_cst);
   if (writer_running()) {
+    // Never called on the writer thread itself (it takes no signals, runs no destructors).
     timespec const step{0, 1'000'000};
-    for (int i = 0; i < 2000 && g_writer_busy.load(std::memory_order_seq_cst); ++i) {
+    int const max_ms = in_signal ? 2'000 : 10'000;
+    for (int i = 0; i < max_ms && g_writer_busy.load(std::memory_order_seq_cst); ++i) {
       ::nanosleep(&step, nullptr);
     }
   }
+  constexpr int max_locked = 1024;  // threads beyond this are flushed one at a time
+  rec::thread_state* locked[max_locked];
+  int n_locked = 0;
   for (rec::thread_state* t = rec::threads(); t != nullptr; t = t->next) {
     if (t->exited.load(std::memory_order_acquire)) {
       continue;
     }
-    // A thread interrupted inside its own flush holds its lock: skip it rather than deadlock.
-    if (lock_thread(*t, how == rec::finish_reason::signal ? 1000 : -1)) {
+    bool got = false;
+    for (int round = 0; !got && round < (in_signal ? 1 : 1'000'000); ++round) {
+      got = lock_thread(*t, 1000);
+      if (!got) {
+        write_blocks(take_queue(), in_signal);  // frees a thread that waits for a block
+      }
+    }
+    if (!got) {
+      continue;  // interrupted inside its own flush (signal): skip rather than deadlock
+    }
+    if (n_locked < max_locked) {
+      locked[n_locked++] = t;
+    } else {
+      write_blocks(take_queue(), in_signal);
       if (!t->exited.load(std::memory_order_acquire)) {
         flush_locked(*t);
       }
       unlock_thread(*t);
     }
   }
+  write_blocks(take_queue(), in_signal);
+  for (int i = 0; i < n_locked; ++i) {
+    if (!locked[i]->exited.load(std::memory_order_acquire)) {
+      flush_locked(*locked[i]);
+    }
+  }
   write_clock(rec::file_record::finish, static_cast<std::int32_t>(how));
+  for (int i = 0; i < n_locked; ++i) {
+    unlock_thread(*locked[i]);
+  }
 }
 
 std::string command_line() {
@@ -558,6 +598,7 @@ void after_fork_in_child() noexcept {
   g_writer_busy.store(false, std::memory_order_relaxed);
   g_writer_sleeping.store(false, std::memory_order_relaxed);
   g_writer_starting.store(false, std::memory_order_relaxed);
+  g_writer_stop.store(false, std::memory_order_relaxed);
   g_extra_blocks.store(0, std::memory_order_relaxed);
   if (open_file()) {
     write_known_names();
