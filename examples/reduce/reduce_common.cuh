@@ -101,26 +101,44 @@ __global__ void __launch_bounds__(THREADS_PER_BLOCK)
   }
 }
 
+/// @brief Adds `p4[j]`, `p4[j + 1]`, ... in order to `total`, `Batch` float4s at a time: all of a
+/// batch's loads are issued before its first add, so a batch waits one memory round trip.
+template <unsigned Batch>
+__device__ inline void add_in_batches(const float4* __restrict__ p4, unsigned n4, unsigned& j,
+                                      float& total) {
+  for (; j + Batch <= n4; j += Batch) {
+    float4 v[Batch];
+#pragma unroll
+    for (unsigned k = 0; k < Batch; ++k) {
+      v[k] = p4[j + k];
+    }
+#pragma unroll
+    for (unsigned k = 0; k < Batch; ++k) {
+      total += v[k].x;
+      total += v[k].y;
+      total += v[k].z;
+      total += v[k].w;
+    }
+  }
+}
+
 /// @brief One thread adds the `count` partial sums in order (float32, as the tutorial does).
 ///
-/// The adds stay in order, but the loads are issued in batches of 32 before the first add: a
-/// loop of one load and one add waits an L2 round trip per element (34 us for 1,280 sums on the
-/// H100, against about 5 us batched).
+/// The adds stay in order, but the loads go in batches (128, then 32, then 4 sums, as float4):
+/// a loop of one load and one add waits a memory round trip per element (34 us for 1,280 sums
+/// on the H100, see docs/examples.md).
 __global__ void single_thread_sum(const float* __restrict__ partial_reduction, unsigned count,
                                   float* __restrict__ sum) {
-  constexpr unsigned batch = 32;
   float total = 0.0f;
   unsigned i = 0;
-  for (; i + batch <= count; i += batch) {
-    float v[batch];
-#pragma unroll
-    for (unsigned k = 0; k < batch; ++k) {
-      v[k] = partial_reduction[i + k];
-    }
-#pragma unroll
-    for (unsigned k = 0; k < batch; ++k) {
-      total += v[k];
-    }
+  if ((reinterpret_cast<std::uintptr_t>(partial_reduction) & 15u) == 0) {
+    const auto* p4 = reinterpret_cast<const float4*>(partial_reduction);
+    const unsigned n4 = count / 4;
+    unsigned j = 0;
+    add_in_batches<32>(p4, n4, j, total);
+    add_in_batches<8>(p4, n4, j, total);
+    add_in_batches<1>(p4, n4, j, total);
+    i = j * 4;
   }
   for (; i < count; ++i) {
     total += partial_reduction[i];
