@@ -43,7 +43,7 @@ run ctest ctest --test-dir "$build/examples" -V --timeout 300
 
 step "programs"
 for cmd in "reduce_v1" "reduce_v2" "reduce_v3 -s 1" "reduce_v3 -s 8" "reduce_v3 -s 8 --bug" \
-  "stream_workers" "host_demo"; do
+  "reduce_v4 -s 8 --bandwidth" "stream_workers" "host_demo"; do
   read -r -a words <<<"$cmd"
   exe=$(find "$build/examples" -type f -name "${words[0]}" -perm -u+x | head -n 1)
   echo "--- $cmd"
@@ -63,6 +63,7 @@ run profile_v2 profile v2 reduce_v2
 run profile_v3_s1 profile v3_s1 reduce_v3 -s 1
 run profile_v3_s8 profile v3_s8 reduce_v3 -s 8
 profile v3_bug reduce_v3 -s 8 --bug  # exits 1 by design: its stream check fires
+run profile_v4_s8 profile v4_s8 reduce_v4 -s 8
 run profile_stream_workers profile stream_workers stream_workers
 run profile_host_demo profile host_demo host_demo
 
@@ -76,6 +77,7 @@ verify v2 v2 "$prof/v2.sqlite"
 verify v3_s1 v3 "$prof/v3_s1.sqlite" --streams 1
 verify v3_s8 v3 "$prof/v3_s8.sqlite" --streams 8
 verify v3_bug v3 "$prof/v3_bug.sqlite" --streams 8 --bug --log "$prof/v3_bug.log"
+verify v4_s8 v4 "$prof/v4_s8.sqlite" --streams 8
 verify stream_workers stream_workers "$prof/stream_workers.sqlite"
 python3 - "$prof" "$out/results.json" <<'PY'
 import json, pathlib, sys

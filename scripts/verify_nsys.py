@@ -4,6 +4,7 @@
     verify_nsys.py v2 REPORT.sqlite [--array-size N]
     verify_nsys.py v3 REPORT.sqlite --streams S [--array-size N]
     verify_nsys.py v3 REPORT.sqlite --streams S --bug [--log PROGRAM_OUTPUT]
+    verify_nsys.py v4 REPORT.sqlite --streams S [--array-size N]
     verify_nsys.py stream_workers REPORT.sqlite [--workers W --batches B --batch-size N]
     verify_nsys.py copies REPORT.sqlite           (any example: memcpy and kernel totals)
 
@@ -379,6 +380,79 @@ def check_v3(t: Trace, rep: Report, streams: int, bug: bool, log: str | None) ->
         critical_section(t, rep, h2d_ranges, d2h_ranges)
 
 
+def check_v4(t: Trace, rep: Report, streams: int, array_size: int) -> None:
+    """reduce_v4: reduce_v3's range names; one CUB reduction per chunk; no host round trip."""
+    per_stream = {"H2D Memory Stream {}": (YELLOW, 1), "Sum Kernels Stream {}": (GREEN, 1),
+                  "D2H Memory Stream {}": (ORANGE, 2), "Divide Kernel Stream {}": (GREEN, 1)}
+    expected: dict[str, tuple[int, int]] = {"Compilation": (RED, 1)}
+    for i in range(streams):
+        for pattern, spec in per_stream.items():
+            expected[pattern.format(i)] = spec
+    counts: dict[str, int] = {}
+    for r in t.ranges:
+        counts[r.name] = counts.get(r.name, 0) + 1
+    # CUB (CCCL) annotates its own algorithms: cub::DeviceReduce::Sum nests in 'Sum Kernels Stream i'.
+    cub_ranges = sorted(n for n in counts if n.startswith("cub::"))
+    rep.info(f"CUB's own ranges: {[(n, counts[n]) for n in cub_ranges]}")
+    unexpected = sorted(set(counts) - set(expected) - {"Bandwidth"} - set(cub_ranges))
+    wrong = [f"'{n}' x{counts.get(n, 0)} (expected {k})" for n, (_, k) in expected.items() if counts.get(n, 0) != k]
+    rep.check(not unexpected and not wrong, f"the ranges of {streams} streams, each as often as expected",
+              "; ".join(wrong + [f"unexpected '{n}'" for n in unexpected]))
+
+    def ops_in(name: str) -> list[GpuOp]:
+        return t.work_of([c for r in t.ranges if r.name == name for c in t.calls_in(r)])
+
+    chunk_stream: list[int] = []
+    problems: list[str] = []
+    reduce_ns: list[tuple[int, int]] = []  # (bytes, first reduction kernel start to last end)
+    kernel_ns: list[tuple[int, int]] = []  # (bytes, DeviceReduceKernel, the pass over the data)
+    for i in range(streams):
+        h2d = [op for op in ops_in(f"H2D Memory Stream {i}") if op.kind == "memcpy" and op.name == "HtoD"]
+        if len(h2d) != 1:
+            problems.append(f"stream {i}: {len(h2d)} H2D copies in its H2D range")
+            continue
+        s = h2d[0].stream
+        chunk_stream.append(s)
+        # CUB's kernels: on the chunk's stream, after its copy, before its divide.
+        divide = [op for op in t.gpu if op.kind == "kernel" and op.stream == s and op.name == "divide_by_sum"]
+        if len(divide) != 1:
+            problems.append(f"stream {i}: {len(divide)} divide_by_sum kernels")
+            continue
+        cub = [op for op in t.gpu if op.kind == "kernel" and op.stream == s
+               and h2d[0].end <= op.start and op.end <= divide[0].start]
+        if not cub or not all("Reduce" in op.name for op in cub):
+            problems.append(f"stream {i}: kernels between its copy and its divide: {[op.name for op in cub]}")
+            continue
+        reduce_ns.append((h2d[0].nbytes, max(op.end for op in cub) - min(op.start for op in cub)))
+        main = [op for op in cub if op.name == "DeviceReduceKernel"]
+        if main:
+            kernel_ns.append((h2d[0].nbytes, sum(op.end - op.start for op in main)))
+        d2h = [op for op in t.gpu if op.kind == "memcpy" and op.name == "DtoH" and op.stream == s]
+        if sorted(op.nbytes for op in d2h)[-1:] != [h2d[0].nbytes]:
+            problems.append(f"stream {i}: its chunk does not come back on its stream")
+    rep.check(not problems, "each chunk: one H2D copy, CUB reduction kernels, one divide, its D2H, "
+              "all on the chunk's stream", "; ".join(problems))
+    rep.check(len(set(chunk_stream)) == streams, f"{streams} distinct streams carry the chunks",
+              str(chunk_stream))
+    total = sum(b for b, _ in reduce_ns)
+    rep.check(total == array_size * 4, "the chunks' H2D copies add up to the array", f"{total} bytes")
+    if reduce_ns:
+        dur = sum(d for _, d in reduce_ns)
+        rep.figures["reduce_gpu_ns"] = dur
+        rep.figures["reduce_GBps"] = round(total / dur, 1)
+        rep.figures["reduce_chunk_GBps"] = [round(b / d, 1) for b, d in reduce_ns]
+        if kernel_ns:
+            kdur = sum(d for _, d in kernel_ns)
+            rep.figures["reduce_kernel_GBps"] = round(sum(b for b, _ in kernel_ns) / kdur, 1)
+            rep.info(f"DeviceReduceKernel alone: {fmt_ms(kdur)} ({rep.figures['reduce_kernel_GBps']} GB/s)")
+        rep.info(f"CUB reductions (first kernel start to last kernel end): {fmt_ms(dur)} for {total / 1e6:.1f} MB ({total / dur:.1f} GB/s); per chunk "
+                 f"{rep.figures['reduce_chunk_GBps']} GB/s")
+    h2d_ranges = [r for r in t.ranges if re.fullmatch(r"H2D Memory Stream \d+", r.name)]
+    d2h_ranges = [r for r in t.ranges if re.fullmatch(r"D2H Memory Stream \d+", r.name)]
+    if h2d_ranges and d2h_ranges:
+        critical_section(t, rep, h2d_ranges, d2h_ranges)
+
+
 def check_stream_workers(t: Trace, rep: Report, workers: int, batches: int, batch_size: int) -> None:
     db = t.db
     types = {n: i for i, n in t.event_types.items()}
@@ -423,7 +497,7 @@ def check_stream_workers(t: Trace, rep: Report, workers: int, batches: int, batc
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("check", choices=["v2", "v3", "stream_workers", "copies"])
+    parser.add_argument("check", choices=["v2", "v3", "v4", "stream_workers", "copies"])
     parser.add_argument("sqlite")
     parser.add_argument("--streams", type=int, default=4)
     parser.add_argument("--array-size", type=int, default=100_000_000)
@@ -452,11 +526,13 @@ def main(argv: list[str]) -> int:
             with open(args.log, encoding="utf-8", errors="replace") as f:
                 log = f.read()
         check_v3(t, rep, args.streams, args.bug, log)
+    elif args.check == "v4":
+        check_v4(t, rep, args.streams, args.array_size)
     elif args.check == "stream_workers":
         check_stream_workers(t, rep, args.workers, args.batches, args.batch_size)
     copy_figures(t, rep)
 
-    print(f"== {args.check} {args.sqlite}" + (f" --streams {args.streams}" if args.check == "v3" else "")
+    print(f"== {args.check} {args.sqlite}" + (f" --streams {args.streams}" if args.check in ("v3", "v4") else "")
           + (" --bug" if args.bug else ""))
     print("\n".join(rep.lines))
     print("RESULT:", "PASS" if rep.ok else "FAIL")

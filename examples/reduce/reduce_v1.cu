@@ -7,8 +7,9 @@
 
 int main(int argc, char** argv) {
   using namespace reduce;
-  const options opt = parse_options(argc, argv, "reduce_v1", /*with_streams=*/false);
+  const options opt = parse_options(argc, argv, "reduce_v1", cli_features{});
   require_gpu("reduce_v1");
+  const unsigned blocks = launch_blocks();
   const std::size_t n = opt.array_size;
   const std::size_t bytes = n * sizeof(float);
 
@@ -24,13 +25,13 @@ int main(int argc, char** argv) {
   std::printf("Old sum: %.3f\n", host_sum(a.get(), n));
 
   device_buffer<float> dev_a(n, "cudaMalloc(array)");
-  device_buffer<float> dev_a_reduce(BLOCKS_PER_GRID, "cudaMalloc(partial sums)");
+  device_buffer<float> dev_a_reduce(blocks, "cudaMalloc(partial sums)");
   device_buffer<float> dev_a_sum(1, "cudaMalloc(sum)");
   check(cudaMemcpy(dev_a.get(), a.get(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy(H2D)");
 
-  partial_reduce<<<BLOCKS_PER_GRID, THREADS_PER_BLOCK>>>(dev_a.get(), n, dev_a_reduce.get());
-  single_thread_sum<<<1, 1>>>(dev_a_reduce.get(), BLOCKS_PER_GRID, dev_a_sum.get());
-  divide_by<<<BLOCKS_PER_GRID, THREADS_PER_BLOCK>>>(dev_a.get(), n, dev_a_sum.get());
+  partial_reduce<<<blocks, THREADS_PER_BLOCK>>>(dev_a.get(), n, dev_a_reduce.get());
+  single_thread_sum<<<1, 1>>>(dev_a_reduce.get(), blocks, dev_a_sum.get());
+  divide_by<<<blocks, THREADS_PER_BLOCK>>>(dev_a.get(), n, dev_a_sum.get());
   check(cudaGetLastError(), "kernel launch");
 
   check(cudaMemcpy(a.get(), dev_a.get(), bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(D2H)");

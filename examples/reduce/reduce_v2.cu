@@ -10,7 +10,7 @@
 
 int main(int argc, char** argv) {
   using namespace reduce;
-  const options opt = parse_options(argc, argv, "reduce_v2", /*with_streams=*/false);
+  const options opt = parse_options(argc, argv, "reduce_v2", cli_features{});
   require_gpu("reduce_v2");
   const std::size_t n = opt.array_size;
   const std::size_t bytes = n * sizeof(float);
@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
     nvtxpp::scoped_range range{"Compilation", nvtxpp::colors::red};
     warm_up();
   }
+  const unsigned blocks = launch_blocks();  // asked inside warm_up(), so free here
 
   // Page-locked host memory: the copy engines read and write it directly, no staging copy.
   pinned_buffer<float> a(n, "cudaMallocHost(array)");
@@ -33,7 +34,7 @@ int main(int argc, char** argv) {
   {
     nvtxpp::scoped_range range{"H2D Memory", nvtxpp::colors::yellow};
     dev_a.emplace(n, "cudaMalloc(array)");
-    dev_a_reduce.emplace(BLOCKS_PER_GRID, "cudaMalloc(partial sums)");
+    dev_a_reduce.emplace(blocks, "cudaMalloc(partial sums)");
     dev_a_sum.emplace(1, "cudaMalloc(sum)");
     check(cudaMemcpy(dev_a->get(), a.get(), bytes, cudaMemcpyHostToDevice), "cudaMemcpy(H2D)");
   }
@@ -42,9 +43,9 @@ int main(int argc, char** argv) {
     // Launches are asynchronous: on the CPU this range lasts only as long as the launch calls;
     // Nsight Systems projects it onto the GPU to show the kernels it covers.
     nvtxpp::scoped_range range{"Kernels", nvtxpp::colors::green};
-    partial_reduce<<<BLOCKS_PER_GRID, THREADS_PER_BLOCK>>>(dev_a->get(), n, dev_a_reduce->get());
-    single_thread_sum<<<1, 1>>>(dev_a_reduce->get(), BLOCKS_PER_GRID, dev_a_sum->get());
-    divide_by<<<BLOCKS_PER_GRID, THREADS_PER_BLOCK>>>(dev_a->get(), n, dev_a_sum->get());
+    partial_reduce<<<blocks, THREADS_PER_BLOCK>>>(dev_a->get(), n, dev_a_reduce->get());
+    single_thread_sum<<<1, 1>>>(dev_a_reduce->get(), blocks, dev_a_sum->get());
+    divide_by<<<blocks, THREADS_PER_BLOCK>>>(dev_a->get(), n, dev_a_sum->get());
     check(cudaGetLastError(), "kernel launch");
   }
 

@@ -37,7 +37,7 @@ std::size_t distinct_streams(const std::vector<cudaStream_t>& streams) {
 
 int main(int argc, char** argv) {
   using namespace reduce;
-  const options opt = parse_options(argc, argv, "reduce_v3", /*with_streams=*/true);
+  const options opt = parse_options(argc, argv, "reduce_v3", cli_features{true, true, false});
   require_gpu("reduce_v3");
   const std::size_t n = opt.array_size;
   const unsigned n_streams = opt.streams;
@@ -46,6 +46,7 @@ int main(int argc, char** argv) {
     nvtxpp::scoped_range range{"Compilation", nvtxpp::colors::red};
     warm_up();
   }
+  const unsigned blocks = launch_blocks();  // asked inside warm_up(), so free here
 
   pinned_buffer<float> a(n, "cudaMallocHost(array)");
   for (std::size_t i = 0; i < n; ++i) {
@@ -83,8 +84,7 @@ int main(int argc, char** argv) {
   // Allocated up front rather than inside the H2D ranges as the tutorial does: cudaMalloc may
   // synchronise the device, which would serialise the streams we want to overlap.
   device_buffer<float> dev_a(n, "cudaMalloc(array)");
-  device_buffer<float> dev_a_reduce(std::size_t{BLOCKS_PER_GRID} * n_streams,
-                                    "cudaMalloc(partial sums)");
+  device_buffer<float> dev_a_reduce(std::size_t{blocks} * n_streams, "cudaMalloc(partial sums)");
   device_buffer<float> dev_a_sum(n_streams, "cudaMalloc(sums)");
   device_buffer<float> dev_a_sum_all(1, "cudaMalloc(total)");
   pinned_buffer<float> cpu_sums(n_streams + 1, "cudaMallocHost(sums)");  // last one: the total
@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
     const cudaStream_t stream = streams[i];
     float* chunk = dev_a.get() + begin[i];
     const std::size_t size = begin[i + 1] - begin[i];
-    float* partial = dev_a_reduce.get() + std::size_t{BLOCKS_PER_GRID} * i;
+    float* partial = dev_a_reduce.get() + std::size_t{blocks} * i;
     float* sum = dev_a_sum.get() + i;
     cpu_sums.get()[i] = std::nanf("");
     {
@@ -105,8 +105,8 @@ int main(int argc, char** argv) {
     {
       nvtxpp::scoped_range range{"Sum Kernels Stream {}", i, nvtxpp::colors::green};
       for (int round = 0; round < sum_rounds; ++round) {
-        partial_reduce<<<BLOCKS_PER_GRID, THREADS_PER_BLOCK, 0, stream>>>(chunk, size, partial);
-        single_thread_sum<<<1, 1, 0, stream>>>(partial, BLOCKS_PER_GRID, sum);
+        partial_reduce<<<blocks, THREADS_PER_BLOCK, 0, stream>>>(chunk, size, partial);
+        single_thread_sum<<<1, 1, 0, stream>>>(partial, blocks, sum);
       }
       check(cudaGetLastError(), "sum kernel launch");
     }
@@ -137,8 +137,7 @@ int main(int argc, char** argv) {
     const std::size_t size = begin[i + 1] - begin[i];
     {
       nvtxpp::scoped_range range{"Divide Kernel Stream {}", i, nvtxpp::colors::green};
-      divide_by<<<BLOCKS_PER_GRID, THREADS_PER_BLOCK, 0, stream>>>(chunk, size,
-                                                                   dev_a_sum_all.get());
+      divide_by<<<blocks, THREADS_PER_BLOCK, 0, stream>>>(chunk, size, dev_a_sum_all.get());
       check(cudaGetLastError(), "divide kernel launch");
     }
     {
