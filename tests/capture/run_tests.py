@@ -535,6 +535,26 @@ def case_convert(a, tmp):
     check(sorted(map(key, direct["traceEvents"])) == sorted(map(key, later["traceEvents"])),
           "the converted trace has the direct one's events")
     check(len(summary_rows(p.stdout)) == 5, f"summary of the kept recording: {p.stdout}")
+    check("sqlite" not in p.stderr, "no size notice for a small trace")
+    p = subprocess.run([a.capture, "--convert", raw, "-o", out, "--no-summary"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       env=dict(os.environ, NVTXPP_CAPTURE_JSON_EVENT_LIMIT="3"))
+    notice = [l for l in p.stderr.splitlines() if ".sqlite" in l]
+    check(p.returncode == 0 and len(notice) == 1 and "events" in notice[0],
+          f"one line pointing a large JSON trace to .sqlite: {p.stderr!r}")
+
+
+def case_sqlite_output(a, tmp):
+    marker = os.path.join(tmp, "ran")
+    out = os.path.join(tmp, "trace.sqlite")
+    p = run([a.app, "touch", marker], a.capture, out=out, extra=["--no-summary"])
+    if "built without SQLite output" in p.stderr:
+        check(p.returncode == 2, f"refused with exit 2, got {p.returncode}")
+        check(not os.path.exists(marker), "refused before the program runs")
+        return
+    check(p.returncode == 0 and os.path.exists(marker), f"ran: {p.stderr}")
+    with open(out, "rb") as f:
+        check(f.read(16) == b"SQLite format 3\0", "-o .sqlite writes an SQLite database")
 
 
 def case_write_fail(a, tmp):
@@ -638,6 +658,7 @@ CASES = {
     "gpu_json": case_gpu_json,
     "gpu_summary": case_gpu_summary,
     "convert": case_convert,
+    "sqlite_output": case_sqlite_output,
     "write_fail": case_write_fail,
     "disk_full": case_disk_full,
     "summary_names": case_summary_names,
