@@ -640,6 +640,50 @@ def case_summary_names(a, tmp):
     check(got == sorted(":" + n for n in names), f"CSV round-trips every name exactly: {got}")
 
 
+# nsys stats output for the same run (nsys 2025.3, /work/ref/reduce_v2.stats.txt): the rows our
+# tables must reproduce from data/reduce_v2.bin, a raw recording rebuilt from that run's nsys
+# SQLite export (its NVTX ranges, CUDA runtime calls, kernels, memcpys and memset).
+NSYS_REDUCE_V2 = {
+    "NVTX GPU Projection Summary": [
+        ":H2D Memory PushPop 7,428,027 7,878,235 1 7,428,027.0 7,428,027.0 7,428,027 7,428,027 0.0 1 1.0 0.0 0.0",
+        ":D2H Memory PushPop 7,263,288 7,960,156 1 7,263,288.0 7,263,288.0 7,263,288 7,263,288 0.0 1 1.0 0.0 0.0",
+        ":Kernels PushPop 706,574 58,852 1 706,574.0 706,574.0 706,574 706,574 0.0 3 3.0 0.0 0.0",
+        ":Compilation PushPop 330,311 117,525,983 1 330,311.0 330,311.0 330,311 330,311 0.0 4 4.0 0.0 0.0",
+    ],
+    "CUDA GPU MemOps Summary": [
+        "50.6 7,428,027 1 7,428,027.0 7,428,027.0 7,428,027 7,428,027 0.0 [CUDA memcpy Host-to-Device]",
+        "49.4 7,263,288 1 7,263,288.0 7,263,288.0 7,263,288 7,263,288 0.0 [CUDA memcpy Device-to-Host]",
+        "0.0 1,056 1 1,056.0 1,056.0 1,056 1,056 0.0 [CUDA memset]",
+    ],
+    # Numbers only: nsys spells demangled names its own way ("const float *").
+    "CUDA GPU Kernel Summary": [
+        "57.0 413,800 2 206,900.0 206,900.0 1,760 412,040 290,111.8",
+        "35.7 259,109 2 129,554.5 129,554.5 2,912 256,197 179,099.5",
+        "7.4 53,570 2 26,785.0 26,785.0 17,825 35,745 12,671.4",
+    ],
+}
+
+
+def case_gpu_nsys_reference(a, tmp):
+    raw = os.path.join(tmp, "raw")
+    os.mkdir(raw)
+    shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "reduce_v2.bin"),
+                os.path.join(raw, "nvtxpp-867.bin"))
+    p = subprocess.run([a.capture, "--convert", raw, "--summary-only"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    check(p.returncode == 0, f"exit 0: {p.stderr}")
+    for title, want in NSYS_REDUCE_V2.items():
+        text = p.stdout[p.stdout.find("** " + title):]
+        rows = []
+        for line in text.splitlines()[4:]:
+            if not line.strip():
+                break
+            rows.append(re.sub(r"\s+", " ", line.strip()))
+        if title == "CUDA GPU Kernel Summary":
+            rows = [" ".join(r.split(" ")[:8]) for r in rows]
+        check(rows == want, f"{title} as nsys prints it:\n  got  {rows}\n  want {want}")
+
+
 CASES = {
     "basic": case_basic,
     "summary_csv": case_summary_csv,
@@ -658,6 +702,7 @@ CASES = {
     "gpu_json": case_gpu_json,
     "gpu_summary": case_gpu_summary,
     "convert": case_convert,
+    "gpu_nsys_reference": case_gpu_nsys_reference,
     "sqlite_output": case_sqlite_output,
     "write_fail": case_write_fail,
     "disk_full": case_disk_full,
