@@ -195,7 +195,9 @@ outputs_result write_outputs(std::string const& raw_dir, std::string const& outp
   } catch (cap::output_error const& e) {
     std::fprintf(stderr, "nvtxpp-capture: %s; no trace written\n", e.what());
     trace.reset();  // closes the file before it is removed
-    ::unlink(output.c_str());
+    for (char const* suffix : {"", "-journal", "-wal", "-shm"}) {  // SQLite's side files too
+      ::unlink((output + suffix).c_str());
+    }
     res.write_failed = true;
     if (summary) {
       sum = std::make_unique<cap::summary_sink>();
