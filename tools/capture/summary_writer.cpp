@@ -183,8 +183,8 @@ void print_table(std::FILE* out, table const& t, bool csv, std::size_t name_widt
   // Width in columns (code points), not bytes: names may be UTF-8.
   auto columns = [](std::string const& s) {
     std::size_t n = 0;
-    for (unsigned char c : s) {
-      n += (c & 0xC0U) != 0x80U;
+    for (char c : s) {
+      n += (static_cast<unsigned char>(c) & 0xC0U) != 0x80U;
     }
     return n;
   };
