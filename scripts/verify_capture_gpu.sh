@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# nvtxpp-capture on a GPU machine: builds everything, runs the GPU-labelled tests, captures
+# reduce_v2, reduce_v3 -s 8 and stream_workers to .sqlite (and .json) and profiles the same
+# programs with Nsight Systems, then compares the two through nsys's own stats reports
+# (scripts/compare_nsys.py); times per-launch cost (bench/gpu/launch_overhead.cu) with no tool,
+# under nvtxpp-capture and under nsys; and the NVTX recording cost (capture_app overhead).
+#
+#   scripts/verify_capture_gpu.sh [OUT_DIR]        (default: out/capture-gpu)
+#
+# Environment: NSYS (the nsys to run; default nsys), BUILD_DIR (default build-capture-gpu).
+# OUT_DIR receives log.txt, compare.md (side-by-side tables), launch.txt and the traces.
+# Exit status: 0 when every test and comparison passed, 1 otherwise.
+set -u
+out="${1:-out/capture-gpu}"
+build="${BUILD_DIR:-build-capture-gpu}"
+nsys="${NSYS:-nsys}"
+here="$(cd "$(dirname "$0")" && pwd)"
+mkdir -p "$out" && out="$(cd "$out" && pwd)"
+work="$(mktemp -d)"
+exec > >(tee "$out/log.txt") 2>&1
+export PYTHONUNBUFFERED=1
+failed=()
+step() { echo; echo "=== $*"; }
+check() { # check NAME COMMAND...: runs, records a failure under NAME
+  local name="$1"; shift
+  "$@"; local status=$?
+  [ "$status" = 0 ] || failed+=("$name (status $status)")
+  return "$status"
+}
+
+step "machine"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 || true
+lscpu | grep -E "Model name|^CPU\(s\)" || true
+"$nsys" --version 2>&1 | tail -n 1
+
+step "configure and build"
+check configure cmake -S "$here/.." -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DNVTXPP_BUILD_EXAMPLES=ON -DNVTXPP_BUILD_BENCHMARKS=OFF >/dev/null || exit 1
+check build cmake --build "$build" -j "$(nproc)" >"$work/build.log" 2>&1 || {
+  tail -n 40 "$work/build.log"; exit 1; }
+capture="$build/tools/capture/nvtxpp-capture"
+nvcc -O2 -std=c++17 -arch=sm_90 "$here/../bench/gpu/launch_overhead.cu" -o "$work/launch_overhead"
+
+step "GPU-labelled tests"
+check ctest_gpu ctest --test-dir "$build" -L gpu --output-on-failure --timeout 300
+
+exe() { find "$build/examples" -type f -name "$1" -perm -u+x | head -n 1; }
+
+step "capture vs nsys, per program"
+: >"$out/compare.md"
+for cmd in "reduce_v2" "reduce_v3 -s 8" "stream_workers"; do
+  read -r -a w <<<"$cmd"
+  name=$(echo "$cmd" | tr ' ' '_')
+  prog=$(exe "${w[0]}")
+  echo "--- $cmd"
+  check "capture $cmd" "$capture" --summary-only -o "$work/$name.sqlite" -- "$prog" "${w[@]:1}" \
+    >"$out/$name.summary.txt" 2>&1
+  head -n 60 "$out/$name.summary.txt"
+  "$capture" --no-summary -o "$work/$name.json" -- "$prog" "${w[@]:1}" >/dev/null 2>&1
+  "$nsys" profile -t cuda,nvtx --force-overwrite true -o "$work/$name-nsys" "$prog" "${w[@]:1}" \
+    >/dev/null 2>&1
+  "$nsys" export --type sqlite --force-overwrite true -o "$work/$name-nsys.sqlite" \
+    "$work/$name-nsys.nsys-rep" >/dev/null 2>&1
+  { echo; echo "## $cmd"; echo; } >>"$out/compare.md"
+  check "compare $cmd" python3 "$here/compare_nsys.py" "$work/$name.sqlite" \
+    "$work/$name-nsys.sqlite" --nsys "$nsys" ${COMPARE_ARGS:-} | tee -a "$out/compare.md"
+done
+cp "$work/reduce_v3_-s_8.json" "$out/" 2>/dev/null
+ls -la "$work"/*.sqlite "$work"/*.json
+
+step "per-launch cost: 100,000 empty kernels (ns per launch, 3 repetitions each)"
+{
+  echo "no tool:";        "$work/launch_overhead" 100000
+  echo "nvtxpp-capture:"; "$capture" --summary-only -o "$work/launch.sqlite" -- \
+                            "$work/launch_overhead" 100000 | grep launches
+  echo "nsys -t cuda,nvtx:"; "$nsys" profile -t cuda,nvtx --force-overwrite true \
+                            -o "$work/launch-nsys" "$work/launch_overhead" 100000 | grep launches
+} 2>&1 | tee "$out/launch.txt"
+
+step "NVTX recording cost on this host (capture_app overhead: ns per push+pop)"
+app="$build/tests/capture/nvtxpp_capture_app"
+{
+  echo "no tool:"; "$app" overhead 2000000
+  echo "nvtxpp-capture:"; TMPDIR=/dev/shm "$capture" --summary-only -- "$app" overhead 2000000 |
+    grep push_pop
+} 2>&1 | tee "$out/recording.txt"
+
+step "summary"
+if [ ${#failed[@]} -eq 0 ]; then
+  echo "ALL PASSED"
+  exit 0
+fi
+printf 'FAILED: %s\n' "${failed[@]}"
+exit 1
