@@ -14,10 +14,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <deque>
 #include <iterator>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 namespace nvtxpp::capture {
 
@@ -349,10 +349,35 @@ struct sqlite_writer::impl {
   statement string_ins, nvtx_ins, kernel_ins, memcpy_ins, memset_ins, sync_ins, api_ins, thread_ins,
       process_ins, stream_ins, capture_ins, export_ins, session_ins;
 
-  std::deque<std::string> strings;  // stable storage the map's keys point into
+  // Interned texts live in 1 MiB chunks the map's keys point into (one allocation per chunk,
+  // not per string).
+  static constexpr std::size_t chunk_bytes = std::size_t{1} << 20;
+  std::vector<std::unique_ptr<char[]>> chunks;
+  std::size_t chunk_used = chunk_bytes;
   std::unordered_map<std::string_view, std::int64_t, sv_hash> ids;
-  std::size_t interned_bytes = 0;
+  std::size_t interned_bytes = 0;  // text plus an estimate of the map's cost per entry
   std::size_t budget = 0;
+
+  std::string_view store(std::string_view text) {
+    if (text.size() > chunk_bytes / 4) {
+      chunks.push_back(std::make_unique<char[]>(text.size()));
+      std::memcpy(chunks.back().get(), text.data(), text.size());
+      auto* big = chunks.back().get();
+      // Keep filling the previous chunk: swap the big one behind it.
+      if (chunks.size() >= 2) {
+        std::swap(chunks[chunks.size() - 1], chunks[chunks.size() - 2]);
+      }
+      return {big, text.size()};
+    }
+    if (chunk_used + text.size() > chunk_bytes) {
+      chunks.push_back(std::make_unique<char[]>(chunk_bytes));
+      chunk_used = 0;
+    }
+    char* at = chunks.back().get() + chunk_used;
+    std::memcpy(at, text.data(), text.size());
+    chunk_used += text.size();
+    return {at, text.size()};
+  }
 
   ~impl() {
     // Statements first: sqlite3_close refuses while any is alive.
@@ -473,6 +498,7 @@ sqlite_writer::sqlite_writer(std::string path, options opts)
   sqlite3_extended_result_codes(d.db, 1);
 
   // One writer, one transaction, no journal: the file is only meant to be read once finished.
+  d.exec("PRAGMA page_size=65536");  // an append-only write: fewer pages to allocate and cache
   d.exec("PRAGMA journal_mode=OFF");
   d.exec("PRAGMA synchronous=OFF");
   d.exec("PRAGMA locking_mode=EXCLUSIVE");
@@ -556,7 +582,7 @@ std::optional<std::int64_t> sqlite_writer::intern(std::string_view text, bool fo
   if (auto it = d.ids.find(text); it != d.ids.end()) {
     return it->second;
   }
-  if (!force && d.interned_bytes + text.size() > d.budget) {
+  if (!force && d.interned_bytes + text.size() + 64 > d.budget) {
     return std::nullopt;
   }
   auto const id = static_cast<std::int64_t>(d.ids.size()) + 1;
@@ -564,9 +590,9 @@ std::optional<std::int64_t> sqlite_writer::intern(std::string_view text, bool fo
   bind_text(d.string_ins.get(), 2, text);
   d.step(d.string_ins);
   ++rows_;
-  d.strings.emplace_back(text);
-  d.ids.emplace(d.strings.back(), id);
-  d.interned_bytes += text.size();
+  d.ids.emplace(d.store(text), id);
+  // Node, bucket and allocator overhead of an unordered_map entry, roughly.
+  d.interned_bytes += text.size() + 64;
   return id;
 }
 

@@ -11,10 +11,12 @@
 /// writer fails or is destroyed before (the caller reports that failure).
 ///
 /// Memory stays bounded whatever the row count: SQLite's page cache is capped, and strings are
-/// interned (one StringIds row, referenced by id) until `intern_budget_bytes` of distinct text
-/// is held, after which new texts go inline in NVTX_EVENTS.text, as nsys does for unregistered
+/// interned (one StringIds row, referenced by id) until `intern_budget_bytes` of memory holds
+/// them, after which new texts go inline in NVTX_EVENTS.text, as nsys does for unregistered
 /// strings.
 #pragma once
+
+#include "trace_model.hpp"  // output_error, trace_sink
 
 #include <cstdint>
 #include <memory>
@@ -124,8 +126,9 @@ class sqlite_writer {
  public:
   /// @brief Tuning and test hooks.
   struct options {
-    /// @brief Distinct interned text kept (bytes) before new texts go inline.
-    std::size_t intern_budget_bytes = std::size_t{64} << 20;
+    /// @brief Memory for interned strings (text plus ~64 bytes of table per string) before
+    /// new texts go inline.
+    std::size_t intern_budget_bytes = std::size_t{32} << 20;
     /// @brief SQLite page cache (KiB).
     int cache_kib = 16 * 1024;
     /// @brief Test hook: file writes past this many bytes fail as a full disk would.
@@ -182,8 +185,6 @@ class sqlite_writer {
   std::uint64_t rows_ = 0;
   std::int64_t session_start_ns_ = 0;
 };
-
-class trace_sink;
 
 /// @brief make_sqlite_sink (sqlite_sink.hpp) with explicit options and time origin: times are
 /// written as nanoseconds since `origin_mono_ns` (CLOCK_MONOTONIC), which is `origin_utc_ns`
