@@ -9,7 +9,10 @@ import csv
 import io
 import json
 import os
+import re
+import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -308,6 +311,379 @@ def case_memory(a, tmp, ranges=10_000_000, threads=8, limit_mb=64):
           f"all {ranges} ranges in the summary: {rows}")
 
 
+# ---------------------------------------------------------------------------------------------
+# Synthetic raw recordings (no GPU needed): nvtxpp-<pid>.bin files written the way the injection
+# library writes them (tools/recording/format.hpp, gpu_format.hpp), read back with --convert.
+
+T0 = 1_000_000_000  # CLOCK_MONOTONIC ns of the recording start; ticks are ns (tsc = 0)
+
+
+class raw_file:
+    def __init__(self, pid, command="synthetic"):
+        self.pid = pid
+        self.records = [(8, command.encode())]
+        self.streams = {}  # tid -> bytes
+        self.strings = {}
+
+    def nvtx(self, tid, etype, t, text=None, flags=0, category=None, ident=None, domain=0):
+        body = b""
+        if category is not None:
+            flags |= 2
+            body += struct.pack("<I", category)
+        if ident is not None:
+            flags |= 4
+            body += struct.pack("<Q", ident)
+        kind = 0
+        if text is not None:
+            raw = text.encode("utf-8") if isinstance(text, str) else text
+            kind = 1
+            body += struct.pack("<H", len(raw)) + raw
+        rec = struct.pack("<BBBBIq", etype, flags, 0, kind, domain, T0 + t) + body
+        self.streams[tid] = self.streams.get(tid, b"") + rec
+
+    def push(self, tid, t, name):
+        self.nvtx(tid, 0, t, name)
+
+    def pop(self, tid, t):
+        self.nvtx(tid, 1, t)
+
+    def gpu_string(self, text):
+        if text not in self.strings:
+            self.strings[text] = len(self.strings) + 1
+            self.records.append((14, struct.pack("<I", self.strings[text]) + text.encode()))
+        return self.strings[text]
+
+    def api(self, tid, start, end, corr, name, driver=False):
+        self.records.append((13, struct.pack("<qqIIIIQIi", T0 + start, T0 + end, 1 if driver else 0,
+                                             0, corr, self.pid, tid, self.gpu_string(name), 0)))
+
+    def kernel(self, start, end, stream, corr, name, grid=(1, 1, 1), block=(1, 1, 1), device=0):
+        body = struct.pack("<qqIIIII3i3iIiiI4xQQIBB2x", T0 + start, T0 + end, device, 1, stream, corr,
+                           self.gpu_string(name), *grid, *block, 32, 0, 0, 0, 0, 1, 0, 0, 0)
+        assert len(body) == 104
+        self.records.append((9, body))
+
+    def memcpy(self, start, end, stream, corr, nbytes, kind):
+        self.records.append((10, struct.pack("<qqIIIIQBBBBI", T0 + start, T0 + end, 0, 1, stream,
+                                             corr, nbytes, kind, 0, 0, 1, 0)))
+
+    def memset(self, start, end, stream, corr, nbytes):
+        self.records.append((11, struct.pack("<qqIIIIQIHH", T0 + start, T0 + end, 0, 1, stream,
+                                             corr, nbytes, 0, 1, 0)))
+
+    def info(self, text):
+        self.records.append((15, text.encode()))
+
+    def write(self, directory, end=100_000):
+        out = b"NVTXPPC1" + struct.pack("<IIIIqqd", 1, self.pid, 1, 0, T0, T0, 1.0)
+        recs = list(self.records)
+        for i, (tid, stream) in enumerate(sorted(self.streams.items())):
+            recs.append((1, struct.pack("<QII", tid, i, 0) + stream))
+        recs.append((7, struct.pack("<qqi", T0 + end, T0 + end, 0)))
+        for kind, body in recs:
+            out += struct.pack("<II", kind, len(body)) + body
+        with open(os.path.join(directory, f"nvtxpp-{self.pid}.bin"), "wb") as f:
+            f.write(out)
+
+
+def gpu_recording(directory):
+    """One process, thread 100: the ranges, runtime calls and GPU work the GPU cases check."""
+    f = raw_file(100)
+    f.push(100, 1000, "outer")
+    f.push(100, 2000, "inner")
+    f.api(100, 2100, 2200, 1, "cudaLaunchKernel")
+    f.api(100, 2300, 2400, 2, "cudaMemcpyAsync")
+    f.pop(100, 3000)
+    f.api(100, 3100, 3200, 3, "cudaMemsetAsync")
+    f.pop(100, 5000)
+    f.push(100, 6000, "idle")
+    f.pop(100, 7000)
+    f.push(100, 8000, "late")
+    f.api(100, 8100, 9500, 4, "cudaLaunchKernel")  # ends after the range: not inside it
+    f.api(100, 8200, 8300, 5, "cuLaunchKernel", driver=True)  # driver calls do not project
+    f.pop(100, 9000)
+    # nvtxNameCudaStream(handle 0x1234, "copy stream"); the CUPTI source maps it to stream 7.
+    f.nvtx(100, 7, 500, "copy stream", category=2, ident=0x1234)
+    f.info("stream=0x1234:7")
+    f.info("cupti=loaded")
+    f.kernel(10000, 14000, 7, 1, "_Z6kernelPfi", grid=(2, 1, 1), block=(128, 1, 1))
+    f.memcpy(15000, 16000, 7, 2, 4096, 1)
+    f.memset(20000, 20500, 3, 3, 64)
+    f.kernel(30000, 31000, 3, 4, "_Z5otherv")
+    f.kernel(32000, 33000, 3, 5, "_Z5otherv")
+    f.write(directory)
+
+
+def csv_tables(stdout):
+    """Tables of a --csv summary with GPU activity: {title or 'nvtx_sum': [row dicts]}."""
+    tables, title, lines = {}, "nvtx_sum", []
+    def flush():
+        if lines:
+            tables[title] = list(csv.DictReader(io.StringIO("\n".join(lines))))
+    for line in stdout.splitlines():
+        if line.startswith("# ") and "layout" in line:
+            flush()
+            title, lines = re.search(r"nsys (\w+) layout", line).group(1), []
+        elif line and not line.startswith("#"):
+            lines.append(line)
+        elif not line and lines:
+            flush()
+            lines = []
+    flush()
+    return tables
+
+
+def case_gpu_json(a, tmp):
+    raw = os.path.join(tmp, "raw")
+    os.mkdir(raw)
+    gpu_recording(raw)
+    out = os.path.join(tmp, "gpu.json")
+    p = subprocess.run([a.capture, "--convert", raw, "-o", out, "--no-summary"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    check(p.returncode == 0, f"--convert exits 0, got {p.returncode}: {p.stderr}")
+    check("5 GPU operation(s), 5 CUDA API call(s)" in p.stderr, f"GPU totals: {p.stderr!r}")
+    t = load(out)
+    names = {e["tid"]: e["args"]["name"] for e in events(t, "M", "thread_name")}
+    tracks = {name: tid for tid, name in names.items()}
+    check("copy stream" in tracks, f"stream 7 named through NVTX: {names}")
+    check("CUDA stream 3" in tracks, f"unnamed stream 3 gets a default name: {names}")
+    k = only(t, "X", "kernel(float*, int)")
+    check(k.get("cat") == "cuda_kernel" and k.get("tid") == tracks.get("copy stream"),
+          f"kernel on the named stream's track: {k}")
+    check(k.get("ts") == 10.0 and k.get("dur") == 4.0, f"kernel times (us from start): {k}")
+    check(k["args"].get("grid") == [2, 1, 1] and k["args"].get("block") == [128, 1, 1]
+          and k["args"].get("mangled") == "_Z6kernelPfi", f"kernel args: {k['args']}")
+    m = only(t, "X", "[CUDA memcpy Host-to-Device]")
+    check(m["args"].get("bytes") == 4096 and m.get("tid") == tracks.get("copy stream"),
+          f"memcpy: {m}")
+    ms = only(t, "X", "[CUDA memset]")
+    check(ms.get("tid") == tracks.get("CUDA stream 3") and ms["args"].get("bytes") == 64,
+          f"memset: {ms}")
+    apis = [e for e in events(t, "X") if e.get("cat") == "cuda_api"]
+    check(len(apis) == 5 and all(e["tid"] == 100 for e in apis),
+          f"5 API calls on the calling thread: {apis}")
+    starts = {e["id"]: e for e in events(t, "s")}
+    ends = {e["id"]: e for e in events(t, "f")}
+    check(len(starts) == 5 and set(starts) == set(ends), f"one flow per launch: {starts}")
+    fid = (100 << 32) | 1
+    check(starts.get(fid, {}).get("ts") == 2.1 and starts.get(fid, {}).get("tid") == 100,
+          f"flow 1 leaves cudaLaunchKernel: {starts.get(fid)}")
+    check(ends.get(fid, {}).get("ts") == 10.0 and ends.get(fid, {}).get("bp") == "e"
+          and ends.get(fid, {}).get("tid") == tracks.get("copy stream"),
+          f"flow 1 reaches the kernel: {ends.get(fid)}")
+    check(len(events(t, "X", "outer")) == 1 and len(events(t, "X", "late")) == 1,
+          "NVTX ranges still there")
+    check(t["otherData"]["resources"] == [{"pid": 100, "kind": "cuda_stream", "handle": "0x1234",
+                                           "name": "copy stream"}],
+          f"named stream listed: {t['otherData']['resources']}")
+
+
+def case_gpu_summary(a, tmp):
+    raw = os.path.join(tmp, "raw")
+    os.mkdir(raw)
+    gpu_recording(raw)
+    p = subprocess.run([a.capture, "--convert", raw, "--summary-only", "--csv"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    check(p.returncode == 0, f"exit 0: {p.stderr}")
+    tables = csv_tables(p.stdout)
+    check(set(tables) == {"nvtx_sum", "nvtx_gpu_proj_sum", "cuda_gpu_kern_sum",
+                          "cuda_gpu_mem_time_sum"}, f"four tables: {list(tables)}")
+    proj = {r["Range"]: r for r in tables.get("nvtx_gpu_proj_sum", [])}
+    # outer: calls 1, 2, 3 inside it -> GPU 10,000..20,500; inner: calls 1, 2 -> 10,000..16,000.
+    # idle launches nothing; late's call 4 ends after it and call 5 is a driver call.
+    check(sorted(proj) == [":inner", ":outer"], f"projected ranges: {sorted(proj)}")
+    o, i = proj.get(":outer", {}), proj.get(":inner", {})
+    check(o.get("Total Proj Time (ns)") == "10500" and o.get("Total Range Time (ns)") == "4000"
+          and o.get("Total GPU Ops") == "3" and o.get("Avg Range Lvl") == "0.0"
+          and o.get("Avg Num Child") == "1.0" and o.get("Style") == "PushPop",
+          f"outer projection: {o}")
+    check(i.get("Total Proj Time (ns)") == "6000" and i.get("Total Range Time (ns)") == "1000"
+          and i.get("Total GPU Ops") == "2" and i.get("Avg Range Lvl") == "1.0"
+          and i.get("Avg Num Child") == "0.0", f"inner projection: {i}")
+    rows = tables.get("nvtx_gpu_proj_sum", [])
+    check([r["Range"] for r in rows] == [":outer", ":inner"], "sorted by total projected time")
+    kern = {r["Name"]: r for r in tables.get("cuda_gpu_kern_sum", [])}
+    check(kern.get("kernel(float*, int)", {}).get("Total Time (ns)") == "4000"
+          and kern.get("other()", {}).get("Instances") == "2"
+          and kern.get("other()", {}).get("Total Time (ns)") == "2000"
+          and kern.get("kernel(float*, int)", {}).get("Time (%)") == "66.7",
+          f"kernel summary: {kern}")
+    mem = {r["Operation"]: r for r in tables.get("cuda_gpu_mem_time_sum", [])}
+    check(mem.get("[CUDA memcpy Host-to-Device]", {}).get("Total Time (ns)") == "1000"
+          and mem.get("[CUDA memset]", {}).get("Count") == "1"
+          and mem.get("[CUDA memset]", {}).get("Avg (ns)") == "500.0", f"memops: {mem}")
+    p = subprocess.run([a.capture, "--convert", raw, "--summary-only"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    check("** NVTX GPU Projection Summary" in p.stdout and "10,500" in p.stdout,
+          f"table form: {p.stdout}")
+
+
+def case_convert(a, tmp):
+    check(subprocess.run([a.capture, "--convert", os.path.join(tmp, "missing"), "-o",
+                          os.path.join(tmp, "x.json")], stderr=subprocess.PIPE).returncode == 2,
+          "a missing directory: exit 2")
+    raw = os.path.join(tmp, "raw")
+    p = run([a.app, "basic"], a.capture, out=os.path.join(tmp, "direct.json"),
+            extra=["--keep-raw", raw, "--no-summary"])
+    check(p.returncode == 0, f"direct run: {p.stderr}")
+    out = os.path.join(tmp, "later.json")
+    p = subprocess.run([a.capture, "--convert", raw, "-o", out, "--csv"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    check(p.returncode == 0, f"--convert exit 0: {p.stderr}")
+    direct, later = load(os.path.join(tmp, "direct.json")), load(out)
+    key = lambda e: (e["ph"], e.get("name"), e.get("tid"), e.get("dur"))
+    check(sorted(map(key, direct["traceEvents"])) == sorted(map(key, later["traceEvents"])),
+          "the converted trace has the direct one's events")
+    check(len(summary_rows(p.stdout)) == 5, f"summary of the kept recording: {p.stdout}")
+    check("sqlite" not in p.stderr, "no size notice for a small trace")
+    p = subprocess.run([a.capture, "--convert", raw, "-o", out, "--no-summary"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       env=dict(os.environ, NVTXPP_CAPTURE_JSON_EVENT_LIMIT="3"))
+    notice = [l for l in p.stderr.splitlines() if ".sqlite" in l]
+    check(p.returncode == 0 and len(notice) == 1 and "events" in notice[0],
+          f"one line pointing a large JSON trace to .sqlite: {p.stderr!r}")
+
+
+def case_sqlite_output(a, tmp):
+    marker = os.path.join(tmp, "ran")
+    out = os.path.join(tmp, "trace.sqlite")
+    p = run([a.app, "touch", marker], a.capture, out=out, extra=["--no-summary"])
+    if "built without SQLite output" in p.stderr:
+        check(p.returncode == 2, f"refused with exit 2, got {p.returncode}")
+        check(not os.path.exists(marker), "refused before the program runs")
+        return
+    check(p.returncode == 0 and os.path.exists(marker), f"ran: {p.stderr}")
+    with open(out, "rb") as f:
+        check(f.read(16) == b"SQLite format 3\0", "-o .sqlite writes an SQLite database")
+
+
+def case_write_fail(a, tmp):
+    out = os.path.join(tmp, "full.json")
+    env = dict(os.environ, NVTXPP_CAPTURE_FAIL_WRITE_AFTER="5000", TMPDIR=tmp)
+    cmd = [a.capture, "-o", out, "--csv", "--", a.app, "memory", "20000", "1"]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    check(p.returncode == 3, f"exit 3 when the program succeeded but the write failed, got "
+          f"{p.returncode}: {p.stderr}")
+    check(p.stderr.count("No space left on device") == 1, f"said once: {p.stderr!r}")
+    check("written to" not in p.stderr, f"no claim the trace was written: {p.stderr!r}")
+    check(not os.path.exists(out), "the partial file is removed")
+    m = re.search(r"raw recording is kept in (\S+);", p.stderr)
+    check(m is not None, f"the kept directory is named: {p.stderr!r}")
+    rows = summary_rows(p.stdout)
+    check(len(rows) == 1 and rows[0]["Instances"] == "20000", f"the summary still printed: {rows}")
+    if m:
+        raw = m.group(1)
+        check(any(n.startswith("nvtxpp-") for n in os.listdir(raw)), "raw files kept")
+        later = os.path.join(tmp, "later.json")
+        q = subprocess.run([a.capture, "--convert", raw, "-o", later, "--no-summary"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        check(q.returncode == 0, f"--convert of the kept recording: {q.stderr}")
+        check(len(events(load(later), "X")) == 20000, "all ranges converted")
+        q = subprocess.run([a.capture, "--convert", raw, "-o", later, "--no-summary"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        check(q.returncode == 3 and not os.path.exists(later), "--convert failing: exit 3")
+        shutil.rmtree(raw)
+    # A failing program keeps its own status.
+    p = subprocess.run([a.capture, "-o", out, "--no-summary", "--", a.app, "exit"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       env=dict(env, NVTXPP_CAPTURE_FAIL_WRITE_AFTER="100"))
+    check(p.returncode == 5, f"the program's status 5 wins, got {p.returncode}")
+    m = re.search(r"raw recording is kept in (\S+);", p.stderr)
+    if m:
+        shutil.rmtree(m.group(1))
+
+
+def case_disk_full(a, tmp):
+    mnt = os.path.join(tmp, "small")
+    os.mkdir(mnt)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", mnt],
+                      stderr=subprocess.DEVNULL).returncode != 0:
+        print("SKIP: cannot mount a tmpfs here (needs root); write_fail covers the path")
+        return
+    try:
+        out = os.path.join(mnt, "trace.json")
+        p = subprocess.run([a.capture, "-o", out, "--no-summary", "--", a.app, "memory", "20000",
+                            "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=dict(os.environ, TMPDIR=tmp))
+        check(p.returncode == 3, f"exit 3 on a full disk, got {p.returncode}: {p.stderr}")
+        check(p.stderr.count("No space left on device") == 1, f"said once: {p.stderr!r}")
+        check(not os.path.exists(out), "partial file removed")
+        m = re.search(r"raw recording is kept in (\S+);", p.stderr)
+        check(m is not None and os.path.isdir(m.group(1)), "raw recording kept")
+    finally:
+        subprocess.run(["umount", mnt])
+
+
+def case_summary_names(a, tmp):
+    raw = os.path.join(tmp, "raw")
+    os.mkdir(raw)
+    f = raw_file(200)
+    names = ["two\nlines", "esc\x1b[31mred", "comma, \"quoted\"", "\u00e9" * 100, "tab\there"]
+    for i, n in enumerate(names):
+        f.push(200, 1000 * (i + 1), n)
+        f.pop(200, 1000 * (i + 1) + 100 * (i + 1))
+    f.write(raw)
+    p = subprocess.run([a.capture, "--convert", raw, "--summary-only"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    check(p.returncode == 0, f"exit 0: {p.stderr}")
+    lines = p.stdout.splitlines()
+    check(any(l.endswith(":two\\nlines") for l in lines), f"newline shown as \\n: {p.stdout}")
+    check(any(":esc\\x1b[31mred" in l for l in lines), "ESC shown as \\x1b")
+    check(any(":tab\\there" in l for l in lines), "tab shown as \\t")
+    check("\x1b" not in p.stdout and "\t" not in p.stdout, "no raw control characters")
+    long_line = next((l for l in lines if "\u00e9\u00e9\u00e9" in l), "")
+    cell = long_line[long_line.index(":"):].rstrip()
+    check(cell == ":" + "\u00e9" * 58 + "\u2026", f"long name cut at 60 columns: {cell!r}")
+    p = subprocess.run([a.capture, "--convert", raw, "--summary-only", "--csv"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    got = sorted(r["Range"] for r in summary_rows(p.stdout))
+    check(got == sorted(":" + n for n in names), f"CSV round-trips every name exactly: {got}")
+
+
+# nsys stats output for the same run (nsys 2025.3, /work/ref/reduce_v2.stats.txt): the rows our
+# tables must reproduce from data/reduce_v2.bin, a raw recording rebuilt from that run's nsys
+# SQLite export (its NVTX ranges, CUDA runtime calls, kernels, memcpys and memset).
+NSYS_REDUCE_V2 = {
+    "NVTX GPU Projection Summary": [
+        ":H2D Memory PushPop 7,428,027 7,878,235 1 7,428,027.0 7,428,027.0 7,428,027 7,428,027 0.0 1 1.0 0.0 0.0",
+        ":D2H Memory PushPop 7,263,288 7,960,156 1 7,263,288.0 7,263,288.0 7,263,288 7,263,288 0.0 1 1.0 0.0 0.0",
+        ":Kernels PushPop 706,574 58,852 1 706,574.0 706,574.0 706,574 706,574 0.0 3 3.0 0.0 0.0",
+        ":Compilation PushPop 330,311 117,525,983 1 330,311.0 330,311.0 330,311 330,311 0.0 4 4.0 0.0 0.0",
+    ],
+    "CUDA GPU MemOps Summary": [
+        "50.6 7,428,027 1 7,428,027.0 7,428,027.0 7,428,027 7,428,027 0.0 [CUDA memcpy Host-to-Device]",
+        "49.4 7,263,288 1 7,263,288.0 7,263,288.0 7,263,288 7,263,288 0.0 [CUDA memcpy Device-to-Host]",
+        "0.0 1,056 1 1,056.0 1,056.0 1,056 1,056 0.0 [CUDA memset]",
+    ],
+    # Numbers only: nsys spells demangled names its own way ("const float *").
+    "CUDA GPU Kernel Summary": [
+        "57.0 413,800 2 206,900.0 206,900.0 1,760 412,040 290,111.8",
+        "35.7 259,109 2 129,554.5 129,554.5 2,912 256,197 179,099.5",
+        "7.4 53,570 2 26,785.0 26,785.0 17,825 35,745 12,671.4",
+    ],
+}
+
+
+def case_gpu_nsys_reference(a, tmp):
+    raw = os.path.join(tmp, "raw")
+    os.mkdir(raw)
+    shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "reduce_v2.bin"),
+                os.path.join(raw, "nvtxpp-867.bin"))
+    p = subprocess.run([a.capture, "--convert", raw, "--summary-only"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    check(p.returncode == 0, f"exit 0: {p.stderr}")
+    for title, want in NSYS_REDUCE_V2.items():
+        text = p.stdout[p.stdout.find("** " + title):]
+        rows = []
+        for line in text.splitlines()[4:]:
+            if not line.strip():
+                break
+            rows.append(re.sub(r"\s+", " ", line.strip()))
+        if title == "CUDA GPU Kernel Summary":
+            rows = [" ".join(r.split(" ")[:8]) for r in rows]
+        check(rows == want, f"{title} as nsys prints it:\n  got  {rows}\n  want {want}")
+
+
 CASES = {
     "basic": case_basic,
     "summary_csv": case_summary_csv,
@@ -323,6 +699,14 @@ CASES = {
     "warnings": case_warnings,
     "fork": case_fork,
     "unwritable": case_unwritable,
+    "gpu_json": case_gpu_json,
+    "gpu_summary": case_gpu_summary,
+    "convert": case_convert,
+    "gpu_nsys_reference": case_gpu_nsys_reference,
+    "sqlite_output": case_sqlite_output,
+    "write_fail": case_write_fail,
+    "disk_full": case_disk_full,
+    "summary_names": case_summary_names,
     "not_found": case_not_found,
     "nvtxpp": case_nvtxpp,
     "memory": case_memory,

@@ -3,9 +3,12 @@
 //
 // Exit status: the program's own status; if it died of a signal, nvtxpp-capture re-raises that
 // signal after writing its outputs. 2: bad usage or an unwritable output (checked before the
-// program starts). 127: the program could not be started.
+// program starts). 3: the program succeeded but writing the trace failed (the raw recording is
+// kept). 127: the program could not be started.
 
-#include "merge.hpp"
+#include "sqlite_sink.hpp"
+#include "trace_model.hpp"
+#include "writers.hpp"
 
 #include <nvtxpp/version.hpp>
 
@@ -24,6 +27,7 @@
 #include <cstring>
 #include <ctime>
 #include <exception>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,26 +35,35 @@ namespace {
 
 constexpr char usage[] =
     "usage: nvtxpp-capture [options] [--] program [args...]\n"
+    "       nvtxpp-capture --convert DIR [-o FILE] [--summary-only|--no-summary] [--csv]\n"
     "\n"
     "Runs program with the nvtxpp NVTX injection library and records every NVTX call.\n"
     "When it ends, writes a Chrome Trace Event JSON file (open it in https://ui.perfetto.dev\n"
     "or chrome://tracing) and prints a range summary in the layout of `nsys stats -r nvtx_sum`.\n"
     "\n"
     "options:\n"
-    "  -o, --output FILE   trace file to write (default: nvtxpp-trace.json)\n"
+    "  -o, --output FILE   trace file to write (default: nvtxpp-trace.json); its extension picks\n"
+    "                      the format: .sqlite an SQLite database, anything else Chrome JSON\n"
     "      --summary-only  print the summary, write no trace file\n"
     "      --no-summary    write the trace file, print no summary\n"
     "      --csv           print the summary as CSV\n"
     "      --keep-raw DIR  keep the raw per-process recordings in DIR (default: a temporary\n"
     "                      directory, removed afterwards)\n"
+    "      --convert DIR   run no program: turn the raw recording kept in DIR (--keep-raw, or\n"
+    "                      the directory named after a failed write) into the outputs\n"
     "      --lib PATH      injection library (default: libnvtxpp_inject.so next to this program,\n"
     "                      or in ../lib)\n"
     "  -h, --help          this text\n"
     "      --version       print the version\n"
     "\n"
     "exit status: the program's (a program killed by a signal: the same signal); 2 for bad\n"
-    "usage or an unwritable output file (checked before the program starts); 127 when the\n"
-    "program cannot be started.\n";
+    "usage or an unwritable output file (checked before the program starts); 3 when the\n"
+    "program succeeded but writing the trace failed (disk full, I/O error: the partial file is\n"
+    "removed and the raw recording kept in a directory named on stderr); 127 when the\n"
+    "program cannot be started. --convert: 0, 2 (bad usage or input) or 3 (write failed).\n"
+    "\n"
+    "environment: NVTXPP_CAPTURE_FAIL_WRITE_AFTER=N (testing) makes trace writes past N bytes\n"
+    "fail with ENOSPC.\n";
 
 [[noreturn]] void fail(int status, std::string const& message) {
   std::fprintf(stderr, "nvtxpp-capture: %s\n", message.c_str());
@@ -107,15 +120,152 @@ void forward_signal(int sig) {
   }
 }
 
+namespace cap = nvtxpp::capture;
+
+bool is_sqlite(std::string const& path) {
+  std::string const ext = ".sqlite";
+  return path.size() >= ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0;
+}
+
+/// Creates the trace output (before the program runs: an unwritable path ends the run there).
+std::unique_ptr<cap::trace_sink> open_output(std::string const& path, std::int64_t base_ns) {
+  if (is_sqlite(path)) {
+    return cap::make_sqlite_sink(path);
+  }
+  return std::make_unique<cap::json_sink>(path, base_ns);
+}
+
+// Past these a JSON trace is slow or impossible to open in the viewers.
+constexpr std::uint64_t json_event_limit = 5'000'000;
+constexpr std::uint64_t json_byte_limit = 1ULL << 30U;
+
+/// Earliest recording start among the files of a raw directory (the trace's time 0 for
+/// --convert); 0 when none can be read.
+std::int64_t earliest_start(std::string const& dir) {
+  std::int64_t best = 0;
+  bool any = false;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      std::string const name = e->d_name;
+      if (name.rfind("nvtxpp-", 0) != 0 || name.size() < 12 ||
+          name.compare(name.size() - 4, 4, ".bin") != 0) {
+        continue;
+      }
+      int fd = ::open((dir + "/" + name).c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) {
+        continue;
+      }
+      nvtxpp::recording::file_header h{};
+      if (::read(fd, &h, sizeof h) == static_cast<ssize_t>(sizeof h) &&
+          std::memcmp(h.magic, nvtxpp::recording::file_magic, sizeof h.magic) == 0 &&
+          (!any || h.ns0 < best)) {
+        best = h.ns0;
+        any = true;
+      }
+      ::close(fd);
+    }
+    ::closedir(d);
+  }
+  return best;
+}
+
+struct outputs_result {
+  bool write_failed = false;
+  bool fatal = false;  // the raw directory could not be read
+};
+
+/// Reads `raw_dir` into the trace output (if any) and the summary (if wanted), prints what
+/// happened. A write failure is reported once, the partial file removed, the summary still
+/// printed (from a second read).
+outputs_result write_outputs(std::string const& raw_dir, std::string const& output,
+                             std::unique_ptr<cap::trace_sink> trace, bool summary,
+                             cap::summary_options const& sopt) {
+  outputs_result res;
+  auto sum = std::make_unique<cap::summary_sink>();
+  cap::read_totals totals;
+  try {
+    cap::reader rd{raw_dir, sopt.max_warning_lines};
+    if (trace) {
+      rd.add_sink(*trace);
+    }
+    if (summary) {
+      rd.add_sink(*sum);
+    }
+    totals = rd.run();
+  } catch (cap::output_error const& e) {
+    std::fprintf(stderr, "nvtxpp-capture: %s; no trace written\n", e.what());
+    trace.reset();  // closes the file before it is removed
+    for (char const* suffix : {"", "-journal", "-wal", "-shm"}) {  // SQLite's side files too
+      ::unlink((output + suffix).c_str());
+    }
+    res.write_failed = true;
+    if (summary) {
+      sum = std::make_unique<cap::summary_sink>();
+      try {
+        cap::reader rd{raw_dir, sopt.max_warning_lines};
+        rd.add_sink(*sum);
+        totals = rd.run();
+      } catch (std::exception const& e2) {
+        std::fprintf(stderr, "nvtxpp-capture: %s\n", e2.what());
+        return res;
+      }
+    } else {
+      return res;
+    }
+  } catch (std::exception const& e) {
+    std::fprintf(stderr, "nvtxpp-capture: %s\n", e.what());
+    res.fatal = true;
+    return res;
+  }
+  if (summary) {
+    std::fflush(stdout);
+    sum->print(stdout, totals, sopt);
+  } else if (!totals.warning_counts.empty()) {
+    std::uint64_t n = 0;
+    for (auto const& [kind, count] : totals.warning_counts) {
+      n += count;
+    }
+    std::fprintf(stderr, "nvtxpp-capture: %llu warning(s); run with the summary to see them\n",
+                 static_cast<unsigned long long>(n));
+  }
+  if (trace && !res.write_failed) {
+    std::string gpu;
+    if (totals.gpu_ops != 0 || totals.api_calls != 0) {
+      gpu = ", " + std::to_string(totals.gpu_ops) + " GPU operation(s), " +
+            std::to_string(totals.api_calls) + " CUDA API call(s)";
+    }
+    std::fprintf(stderr,
+                 "nvtxpp-capture: %llu range(s), %llu instant event(s)%s from %zu process(es) "
+                 "written to %s\n",
+                 static_cast<unsigned long long>(totals.ranges),
+                 static_cast<unsigned long long>(totals.marks), gpu.c_str(), totals.processes,
+                 output.c_str());
+    std::uint64_t event_limit = json_event_limit;
+    if (char const* v = std::getenv("NVTXPP_CAPTURE_JSON_EVENT_LIMIT"); v != nullptr && *v != 0) {
+      event_limit = std::strtoull(v, nullptr, 10);  // testing: the notice without 5 M events
+    }
+    if (auto const* json = dynamic_cast<cap::json_sink const*>(trace.get());
+        json != nullptr && (json->events() > event_limit || json->bytes() > json_byte_limit)) {
+      std::fprintf(stderr,
+                   "nvtxpp-capture: %s holds %llu events (%.1f MiB), more than JSON viewers open "
+                   "comfortably; write -o FILE.sqlite for traces this large\n",
+                   output.c_str(), static_cast<unsigned long long>(json->events()),
+                   static_cast<double>(json->bytes()) / (1024.0 * 1024.0));
+    }
+  }
+  return res;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string output = "nvtxpp-trace.json";
   std::string keep_raw;
+  std::string convert;
   std::string lib;
   bool summary = true;
   bool trace = true;
-  bool csv = false;
+  cap::summary_options sopt;
   int i = 1;
   for (; i < argc; ++i) {
     std::string const a = argv[i];
@@ -138,9 +288,11 @@ int main(int argc, char** argv) {
     } else if (a == "--no-summary") {
       summary = false;
     } else if (a == "--csv") {
-      csv = true;
+      sopt.csv = true;
     } else if (a == "--keep-raw") {
       keep_raw = value("--keep-raw");
+    } else if (a == "--convert") {
+      convert = value("--convert");
     } else if (a == "--lib") {
       lib = value("--lib");
     } else if (a == "-h" || a == "--help") {
@@ -156,12 +308,31 @@ int main(int argc, char** argv) {
       break;
     }
   }
+  if (!trace && !summary) {
+    fail(2, "--summary-only and --no-summary together leave nothing to do");
+  }
+  if (!convert.empty()) {
+    if (i < argc) {
+      fail(2, "--convert runs no program (see --help)");
+    }
+    struct stat st {};
+    if (::stat(convert.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      fail(2, "cannot read raw recording directory '" + convert + "'");
+    }
+    std::unique_ptr<cap::trace_sink> sink;
+    if (trace) {
+      try {
+        sink = open_output(output, earliest_start(convert));
+      } catch (std::exception const& e) {
+        fail(2, e.what());
+      }
+    }
+    auto const r = write_outputs(convert, output, std::move(sink), summary, sopt);
+    return r.fatal ? 2 : r.write_failed ? 3 : 0;
+  }
   if (i >= argc) {
     std::fputs(usage, stderr);
     return 2;
-  }
-  if (!trace && !summary) {
-    fail(2, "--summary-only and --no-summary together leave nothing to do");
   }
   if (lib.empty()) {
     lib = find_library();
@@ -179,11 +350,13 @@ int main(int argc, char** argv) {
   }
 
   // The output must be writable before the program runs: a long run must not end in nothing.
-  std::FILE* json = nullptr;
+  std::int64_t const base_ns = monotonic_ns();
+  std::unique_ptr<cap::trace_sink> sink;
   if (trace) {
-    json = std::fopen(output.c_str(), "w");
-    if (json == nullptr) {
-      fail(2, "cannot write trace file '" + output + "': " + std::strerror(errno));
+    try {
+      sink = open_output(output, base_ns);
+    } catch (std::exception const& e) {
+      fail(2, std::string{e.what()});
     }
   }
 
@@ -200,7 +373,6 @@ int main(int argc, char** argv) {
     fail(2, "cannot create " + raw_dir + ": " + std::strerror(errno));
   }
 
-  std::int64_t const base_ns = monotonic_ns();
   // Ctrl-C reaches the whole process group: the program handles it; this launcher waits to
   // merge. A SIGTERM/SIGHUP sent to the launcher alone is passed on to the program.
   struct sigaction ignore {};
@@ -233,45 +405,18 @@ int main(int argc, char** argv) {
   while (::waitpid(g_child, &status, 0) < 0 && errno == EINTR) {
   }
 
-  int rc = 0;
-  try {
-    nvtxpp::capture::merge_options opt;
-    opt.raw_dir = raw_dir;
-    opt.json = json;
-    opt.base_ns = base_ns;
-    auto result = nvtxpp::capture::merge(opt);
-    if (json != nullptr) {
-      if (std::fclose(json) != 0) {
-        std::fprintf(stderr, "nvtxpp-capture: error writing '%s': %s\n", output.c_str(),
-                     std::strerror(errno));
-        rc = 2;
-      }
-      json = nullptr;
-    }
-    if (summary) {
-      std::fflush(stdout);
-      nvtxpp::capture::print_summary(stdout, result, csv);
-    } else if (!result.warning_counts.empty()) {
-      std::uint64_t n = 0;
-      for (auto const& [kind, count] : result.warning_counts) {
-        n += count;
-      }
-      std::fprintf(stderr, "nvtxpp-capture: %llu warning(s); run with the summary to see them\n",
-                   static_cast<unsigned long long>(n));
-    }
-    if (trace) {
-      std::fprintf(stderr,
-                   "nvtxpp-capture: %llu range(s), %llu instant event(s) from %zu "
-                   "process(es) written to %s\n",
-                   static_cast<unsigned long long>(result.ranges),
-                   static_cast<unsigned long long>(result.marks), result.processes, output.c_str());
-    }
-  } catch (std::exception const& e) {
-    std::fprintf(stderr, "nvtxpp-capture: %s\n", e.what());
-    rc = 2;
+  auto const r = write_outputs(raw_dir, output, std::move(sink), summary, sopt);
+  int rc = r.fatal ? 2 : 0;
+  if (r.write_failed) {
+    rc = 3;
+    // The recording is all there is now: keep it, and say how to finish the job later.
+    std::fprintf(stderr,
+                 "nvtxpp-capture: the raw recording is kept in %s; once there is room, run: "
+                 "nvtxpp-capture --convert %s -o %s\n",
+                 raw_dir.c_str(), raw_dir.c_str(), output.c_str());
   }
   std::fflush(nullptr);
-  if (keep_raw.empty()) {
+  if (keep_raw.empty() && !r.write_failed) {
     remove_tree(raw_dir);
   }
 

@@ -1,0 +1,560 @@
+// The Chrome Trace Event JSON writer (docs/capture.md "Output formats").
+
+#include "writers.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace nvtxpp::capture {
+
+// ------------------------------------------------------------------------------------------------
+// output_file
+
+output_file::output_file(std::string path) : path_{std::move(path)} {
+  f_ = std::fopen(path_.c_str(), "w");
+  if (f_ == nullptr) {
+    throw output_error("cannot write trace file '" + path_ + "': " + std::strerror(errno));
+  }
+  if (char const* v = std::getenv("NVTXPP_CAPTURE_FAIL_WRITE_AFTER"); v != nullptr && *v != 0) {
+    fail_after_ = std::strtoull(v, nullptr, 10);
+  }
+}
+
+output_file::~output_file() {
+  if (f_ != nullptr) {
+    std::fclose(f_);
+  }
+}
+
+void output_file::fail(int error) {
+  throw output_error("error writing '" + path_ + "': " + std::strerror(error));
+}
+
+void output_file::write(std::string_view bytes) {
+  if (f_ == nullptr) {
+    fail(EBADF);
+  }
+  if (written_ + bytes.size() > fail_after_) {
+    // The hook: write what fits, then fail as a full disk would.
+    auto const fits = static_cast<std::size_t>(fail_after_ - written_);
+    std::fwrite(bytes.data(), 1, fits, f_);
+    written_ += fits;
+    fail(ENOSPC);
+  }
+  if (std::fwrite(bytes.data(), 1, bytes.size(), f_) != bytes.size()) {
+    fail(errno != 0 ? errno : EIO);
+  }
+  written_ += bytes.size();
+}
+
+void output_file::close() {
+  if (f_ == nullptr) {
+    return;
+  }
+  std::FILE* f = f_;
+  f_ = nullptr;
+  errno = 0;
+  bool const flushed = std::fflush(f) == 0;
+  int const flush_error = errno;
+  // fsync: a full disk on some file systems (and NFS) shows only here.
+  bool const synced = ::fsync(::fileno(f)) == 0 || errno == EINVAL || errno == EROFS;
+  int const sync_error = errno;
+  bool const closed = std::fclose(f) == 0;
+  if (!flushed) {
+    fail(flush_error != 0 ? flush_error : EIO);
+  }
+  if (!synced) {
+    fail(sync_error);
+  }
+  if (!closed) {
+    fail(errno != 0 ? errno : EIO);
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// JSON helpers
+
+namespace {
+
+/// Appends `s` as a JSON string body: escapes, and invalid UTF-8 replaced by U+FFFD.
+void escape_into(fmt::memory_buffer& out, std::string_view s) {
+  auto const* p = reinterpret_cast<unsigned char const*>(s.data());
+  auto const* const end = p + s.size();
+  while (p < end) {
+    unsigned char const c = *p;
+    if (c < 0x80U) {
+      switch (c) {
+        case '"':
+          out.append(std::string_view{"\\\""});
+          break;
+        case '\\':
+          out.append(std::string_view{"\\\\"});
+          break;
+        case '\n':
+          out.append(std::string_view{"\\n"});
+          break;
+        case '\t':
+          out.append(std::string_view{"\\t"});
+          break;
+        case '\r':
+          out.append(std::string_view{"\\r"});
+          break;
+        default:
+          if (c < 0x20U) {
+            fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<unsigned>(c));
+          } else {
+            out.push_back(static_cast<char>(c));
+          }
+      }
+      ++p;
+      continue;
+    }
+    // Multi-byte sequence: validate (no overlongs, no surrogates, <= U+10FFFF).
+    std::size_t n = 0;
+    std::uint32_t cp = 0;
+    if ((c & 0xE0U) == 0xC0U) {
+      n = 2;
+      cp = c & 0x1FU;
+    } else if ((c & 0xF0U) == 0xE0U) {
+      n = 3;
+      cp = c & 0x0FU;
+    } else if ((c & 0xF8U) == 0xF0U) {
+      n = 4;
+      cp = c & 0x07U;
+    }
+    bool ok = n != 0 && static_cast<std::size_t>(end - p) >= n;
+    for (std::size_t i = 1; ok && i < n; ++i) {
+      ok = (p[i] & 0xC0U) == 0x80U;
+      cp = (cp << 6U) | (p[i] & 0x3FU);
+    }
+    ok = ok && !(n == 2 && cp < 0x80U) && !(n == 3 && cp < 0x800U) && !(n == 4 && cp < 0x10000U) &&
+         cp <= 0x10FFFFU && !(cp >= 0xD800U && cp <= 0xDFFFU);
+    if (ok) {
+      out.append(reinterpret_cast<char const*>(p), reinterpret_cast<char const*>(p + n));
+      p += n;
+    } else {
+      out.append(std::string_view{"\xEF\xBF\xBD"});
+      ++p;
+    }
+  }
+}
+
+void quoted(fmt::memory_buffer& out, std::string_view s) {
+  out.push_back('"');
+  escape_into(out, s);
+  out.push_back('"');
+}
+
+/// Microseconds with nanosecond digits, exact: 1234567 ns -> 1234.567
+void micros(fmt::memory_buffer& out, std::int64_t ns) {
+  if (ns < 0) {
+    out.push_back('-');
+    ns = -ns;
+  }
+  fmt::format_to(std::back_inserter(out), "{}.{:03}", ns / 1000, ns % 1000);
+}
+
+void category_json(fmt::memory_buffer& b, event_attributes const& a) {
+  b.append(std::string_view{"\"cat\":"});
+  std::string cat{a.domain_name};
+  if (cat.empty()) {
+    cat = "default";
+  }
+  if (a.category != 0) {
+    cat += "," + (a.category_name.empty() ? fmt::format("category {}", a.category)
+                                          : std::string{a.category_name});
+  }
+  quoted(b, cat);
+}
+
+/// args members shared by ranges and marks (no braces).
+void args_json(fmt::memory_buffer& b, event_attributes const& a) {
+  auto it = std::back_inserter(b);
+  b.append(std::string_view{"\"domain\":"});
+  quoted(b, a.domain_name);
+  if (a.has_color) {
+    fmt::format_to(it, ",\"color\":\"#{:06X}\",\"color_argb\":\"0x{:08X}\"", a.color & 0xFFFFFFU,
+                   a.color);
+  }
+  if (a.category != 0) {
+    fmt::format_to(it, ",\"category\":{},\"category_name\":", a.category);
+    quoted(b, a.category_name);
+  }
+  if (a.payload_type != 0) {
+    b.append(std::string_view{",\"payload\":"});
+    b.append(payload_json(a.payload_type, a.payload_bits));
+    fmt::format_to(it, ",\"payload_type\":\"{}\"", payload_type_name(a.payload_type));
+  }
+  if (a.registered) {
+    b.append(std::string_view{",\"registered\":true"});
+  }
+  if (a.truncated) {
+    b.append(std::string_view{",\"truncated\":true"});
+  }
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------------
+// json_sink
+
+struct json_sink::impl {
+  output_file file;
+  std::int64_t base_ns;
+  fmt::memory_buffer buf;
+  bool first = true;
+  std::size_t processes = 0;
+  std::map<std::string, std::uint64_t> warning_counts;
+  std::vector<std::string> warnings;
+  fmt::memory_buffer resources;
+  bool first_resource = true;
+  // Flow arrows of the current process: correlation -> (time, track) of the API call and of the
+  // first GPU operation. GPU records are few next to ranges, so these stay small.
+  std::unordered_map<std::uint32_t, std::pair<std::int64_t, std::uint64_t>> api_at;
+  std::unordered_map<std::uint32_t, std::pair<std::int64_t, std::uint64_t>> op_at;
+
+  impl(std::string const& path, std::int64_t base) : file{path}, base_ns{base} {
+    file.write("{\"traceEvents\":[\n");
+  }
+  fmt::memory_buffer& begin() {
+    if (!first) {
+      buf.append(std::string_view{",\n"});
+    }
+    first = false;
+    buf.push_back('{');
+    return buf;
+  }
+  void end() {
+    buf.push_back('}');
+    if (buf.size() > (1U << 20U)) {
+      flush();
+    }
+  }
+  void flush() {
+    if (buf.size() != 0) {
+      file.write(std::string_view{buf.data(), buf.size()});
+    }
+    buf.clear();
+  }
+  void op(std::uint32_t pid, std::uint32_t correlation, std::int64_t start, std::uint64_t track) {
+    (void)pid;
+    if (correlation == 0) {
+      return;
+    }
+    auto [it, fresh] = op_at.try_emplace(correlation, start, track);
+    if (!fresh && start < it->second.first) {
+      it->second = {start, track};
+    }
+  }
+};
+
+json_sink::json_sink(std::string const& path, std::int64_t base_ns)
+    : d_{std::make_unique<impl>(path, base_ns)} {}
+
+json_sink::~json_sink() = default;
+
+std::uint64_t json_sink::bytes() const noexcept { return d_->file.bytes() + d_->buf.size(); }
+
+std::uint64_t json_sink::gpu_track(std::uint32_t device, std::uint32_t stream) noexcept {
+  // Above any Linux thread id (pid_max <= 2^22) and below 2^31, which every viewer accepts.
+  return 0x40000000ULL + (static_cast<std::uint64_t>(device & 0xFFU) << 20U) + (stream & 0xFFFFFU);
+}
+
+void json_sink::begin_process(process_info const& p) {
+  auto& b = d_->begin();
+  fmt::format_to(std::back_inserter(b),
+                 "\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{},\"args\":{{\"name\":", p.pid);
+  quoted(b, fmt::format("{} (pid {})", p.command.empty() ? "process" : p.command, p.pid));
+  b.append(std::string_view{"}"});
+  d_->end();
+  ++events_;
+  d_->api_at.clear();
+  d_->op_at.clear();
+}
+
+void json_sink::on_thread(thread_info const& t) {
+  if (!t.named) {
+    return;
+  }
+  auto& b = d_->begin();
+  fmt::format_to(std::back_inserter(b),
+                 "\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"args\":{{"
+                 "\"name\":",
+                 t.pid, t.tid);
+  quoted(b, t.name);
+  b.append(std::string_view{"}"});
+  d_->end();
+  ++events_;
+}
+
+void json_sink::on_resource(resource_info const& r) {
+  if (!d_->first_resource) {
+    d_->resources.push_back(',');
+  }
+  d_->first_resource = false;
+  fmt::format_to(std::back_inserter(d_->resources),
+                 "{{\"pid\":{},\"kind\":\"{}\",\"handle\":\"{:#x}\",\"name\":", r.pid,
+                 recording::resource_name(r.kind), r.handle);
+  quoted(d_->resources, r.name);
+  d_->resources.push_back('}');
+}
+
+void json_sink::on_range(range_info const& r) {
+  auto const base = d_->base_ns;
+  if (r.style == range_style::push_pop) {
+    auto& b = d_->begin();
+    auto it = std::back_inserter(b);
+    b.append(std::string_view{"\"name\":"});
+    quoted(b, r.name);
+    b.push_back(',');
+    category_json(b, r.attr);
+    b.append(std::string_view{",\"ph\":\"X\",\"ts\":"});
+    micros(b, r.start_ns - base);
+    b.append(std::string_view{",\"dur\":"});
+    micros(b, r.end_ns - r.start_ns);
+    fmt::format_to(it, ",\"pid\":{},\"tid\":{},\"args\":{{", r.pid, r.tid);
+    args_json(b, r.attr);
+    fmt::format_to(it, ",\"depth\":{}", r.depth);
+    if (r.unterminated) {
+      b.append(std::string_view{",\"unterminated\":true"});
+    }
+    b.append(std::string_view{"}"});
+    d_->end();
+    ++events_;
+    return;
+  }
+  // Start/end: an async pair, begin on the starting thread, end on the ending one.
+  for (char const ph : {'b', 'e'}) {
+    auto& b = d_->begin();
+    auto it = std::back_inserter(b);
+    b.append(std::string_view{"\"name\":"});
+    quoted(b, r.name);
+    b.push_back(',');
+    category_json(b, r.attr);
+    fmt::format_to(it, ",\"ph\":\"{}\",\"id\":\"{:#x}\",\"ts\":", ph, r.id);
+    micros(b, (ph == 'b' ? r.start_ns : r.end_ns) - base);
+    fmt::format_to(it, ",\"pid\":{},\"tid\":{},\"args\":{{", r.pid, ph == 'b' ? r.tid : r.end_tid);
+    if (ph == 'b') {
+      args_json(b, r.attr);
+    } else {
+      b.append(std::string_view{"\"domain\":"});
+      quoted(b, r.attr.domain_name);
+      if (r.unterminated) {
+        b.append(std::string_view{",\"unterminated\":true"});
+      }
+    }
+    b.append(std::string_view{"}"});
+    d_->end();
+    ++events_;
+  }
+}
+
+void json_sink::on_mark(mark_info const& m) {
+  bool const sync = m.kind != mark_kind::mark;
+  auto& b = d_->begin();
+  auto it = std::back_inserter(b);
+  b.append(std::string_view{"\"name\":"});
+  quoted(b, m.name);
+  b.push_back(',');
+  if (sync) {
+    b.append(std::string_view{"\"cat\":\"nvtx.sync\""});
+  } else {
+    category_json(b, m.attr);
+  }
+  b.append(std::string_view{",\"ph\":\"i\",\"s\":\"t\",\"ts\":"});
+  micros(b, m.ns - d_->base_ns);
+  fmt::format_to(it, ",\"pid\":{},\"tid\":{},\"args\":{{", m.pid, m.tid);
+  args_json(b, m.attr);
+  if (sync) {
+    fmt::format_to(it, ",\"event\":\"{}\",\"handle\":\"{:#x}\"", to_string(m.kind), m.handle);
+  }
+  b.append(std::string_view{"}"});
+  d_->end();
+  ++events_;
+}
+
+namespace {
+
+/// Common head of a GPU operation's X event, up to the opening of args.
+void gpu_op_head(fmt::memory_buffer& b, std::string_view name, char const* cat, std::uint32_t pid,
+                 std::uint64_t track, std::int64_t start, std::int64_t end, std::int64_t base) {
+  b.append(std::string_view{"\"name\":"});
+  quoted(b, name);
+  fmt::format_to(std::back_inserter(b), ",\"cat\":\"{}\",\"ph\":\"X\",\"ts\":", cat);
+  micros(b, start - base);
+  b.append(std::string_view{",\"dur\":"});
+  micros(b, std::max<std::int64_t>(end - start, 0));
+  fmt::format_to(std::back_inserter(b), ",\"pid\":{},\"tid\":{},\"args\":{{", pid, track);
+}
+
+}  // namespace
+
+void json_sink::on_kernel(kernel_info const& k) {
+  auto const& r = k.raw;
+  auto const track = gpu_track(r.device, r.stream);
+  auto& b = d_->begin();
+  gpu_op_head(b, k.demangled, "cuda_kernel", k.pid, track, r.start, r.end, d_->base_ns);
+  fmt::format_to(std::back_inserter(b),
+                 "\"grid\":[{},{},{}],\"block\":[{},{},{}],\"registers_per_thread\":{},"
+                 "\"static_shared\":{},\"dynamic_shared\":{},\"device\":{},\"context\":{},"
+                 "\"stream\":{},\"correlation\":{},\"mangled\":",
+                 r.grid[0], r.grid[1], r.grid[2], r.block[0], r.block[1], r.block[2],
+                 r.registers_per_thread, r.static_shared, r.dynamic_shared, r.device, r.context,
+                 r.stream, r.correlation);
+  quoted(b, k.name);
+  b.append(std::string_view{"}"});
+  d_->end();
+  ++events_;
+  d_->op(k.pid, r.correlation, r.start, track);
+}
+
+void json_sink::on_memcpy(memcpy_info const& m) {
+  auto const& r = m.raw;
+  auto const track = gpu_track(r.device, r.stream);
+  auto& b = d_->begin();
+  gpu_op_head(b, fmt::format("[CUDA memcpy {}]", memcpy_kind_name(r.copy_kind)), "cuda_memcpy",
+              m.pid, track, r.start, r.end, d_->base_ns);
+  fmt::format_to(std::back_inserter(b),
+                 "\"bytes\":{},\"kind\":\"{}\",\"async\":{},\"device\":{},\"context\":{},"
+                 "\"stream\":{},\"correlation\":{}}}",
+                 r.bytes, memcpy_kind_name(r.copy_kind), (r.flags & 1U) != 0, r.device, r.context,
+                 r.stream, r.correlation);
+  d_->end();
+  ++events_;
+  d_->op(m.pid, r.correlation, r.start, track);
+}
+
+void json_sink::on_memset(memset_info const& m) {
+  auto const& r = m.raw;
+  auto const track = gpu_track(r.device, r.stream);
+  auto& b = d_->begin();
+  gpu_op_head(b, "[CUDA memset]", "cuda_memset", m.pid, track, r.start, r.end, d_->base_ns);
+  fmt::format_to(std::back_inserter(b),
+                 "\"bytes\":{},\"value\":{},\"device\":{},\"context\":{},\"stream\":{},"
+                 "\"correlation\":{}}}",
+                 r.bytes, r.value, r.device, r.context, r.stream, r.correlation);
+  d_->end();
+  ++events_;
+  d_->op(m.pid, r.correlation, r.start, track);
+}
+
+void json_sink::on_api(api_info const& a) {
+  auto const& r = a.raw;
+  auto& b = d_->begin();
+  gpu_op_head(b, a.name.empty() ? std::string_view{"CUDA API"} : a.name, "cuda_api", a.pid, r.tid,
+              r.start, r.end, d_->base_ns);
+  fmt::format_to(
+      std::back_inserter(b), "\"api\":\"{}\",\"cbid\":{},\"correlation\":{},\"return_value\":{}}}",
+      r.kind == static_cast<std::uint32_t>(recording::gpu_api_kind::driver) ? "driver" : "runtime",
+      r.cbid, r.correlation, r.return_value);
+  d_->end();
+  ++events_;
+  if (r.correlation != 0) {
+    d_->api_at[r.correlation] = {r.start, r.tid};
+  }
+}
+
+void json_sink::on_gpu_stream(gpu_stream_info const& s) {
+  auto const track = gpu_track(s.device, s.stream);
+  std::string name = s.name.empty() ? fmt::format("CUDA stream {}", s.stream) : std::string{s.name};
+  if (s.device != 0) {
+    name += fmt::format(" (device {})", s.device);
+  }
+  auto& b = d_->begin();
+  fmt::format_to(std::back_inserter(b),
+                 "\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"args\":{{"
+                 "\"name\":",
+                 s.pid, track);
+  quoted(b, name);
+  b.append(std::string_view{"}"});
+  d_->end();
+  // GPU tracks after the CPU threads.
+  auto& c = d_->begin();
+  fmt::format_to(std::back_inserter(c),
+                 "\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"args\":{{"
+                 "\"sort_index\":{}}}",
+                 s.pid, track, 1000000U + s.stream);
+  d_->end();
+  events_ += 2;
+}
+
+void json_sink::on_warning(warning_info const& w) {
+  ++d_->warning_counts[std::string{w.kind}];
+  if (d_->warnings.size() < 20) {
+    d_->warnings.emplace_back(w.text);
+  }
+}
+
+void json_sink::end_process(process_info const& p) {
+  ++d_->processes;
+  // Flow arrows: each CUDA API call to the first GPU operation it launched. Ids are unique
+  // across processes: pid in the high 32 bits, correlation id in the low ones.
+  std::vector<std::pair<std::uint32_t, std::pair<std::int64_t, std::uint64_t>>> flows;
+  for (auto const& [corr, at] : d_->api_at) {
+    if (d_->op_at.count(corr) != 0) {
+      flows.emplace_back(corr, at);
+    }
+  }
+  std::sort(flows.begin(), flows.end());
+  for (auto const& [corr, api] : flows) {
+    auto const& op = d_->op_at[corr];
+    auto const id = (static_cast<std::uint64_t>(p.pid) << 32U) | corr;
+    auto& b = d_->begin();
+    fmt::format_to(std::back_inserter(b),
+                   "\"name\":\"launch\",\"cat\":\"cuda_flow\",\"ph\":\"s\",\"id\":{},\"ts\":", id);
+    micros(b, api.first - d_->base_ns);
+    fmt::format_to(std::back_inserter(b), ",\"pid\":{},\"tid\":{}", p.pid, api.second);
+    d_->end();
+    auto& c = d_->begin();
+    fmt::format_to(
+        std::back_inserter(c),
+        "\"name\":\"launch\",\"cat\":\"cuda_flow\",\"ph\":\"f\",\"bp\":\"e\",\"id\":{},\"ts\":",
+        id);
+    micros(c, op.first - d_->base_ns);
+    fmt::format_to(std::back_inserter(c), ",\"pid\":{},\"tid\":{}", p.pid, op.second);
+    d_->end();
+    events_ += 2;
+  }
+  d_->api_at.clear();
+  d_->op_at.clear();
+}
+
+void json_sink::finish() {
+  fmt::memory_buffer other;
+  fmt::format_to(std::back_inserter(other),
+                 "{{\"tool\":\"nvtxpp-capture\",\"clock\":\"CLOCK_MONOTONIC\",\"base_ns\":{},"
+                 "\"processes\":{},\"warning_counts\":{{",
+                 d_->base_ns, d_->processes);
+  bool first = true;
+  for (auto const& [kind, n] : d_->warning_counts) {
+    fmt::format_to(std::back_inserter(other), "{}\"{}\":{}", first ? "" : ",", kind, n);
+    first = false;
+  }
+  other.append(std::string_view{"},\"warnings\":["});
+  for (std::size_t i = 0; i < d_->warnings.size(); ++i) {
+    if (i != 0) {
+      other.push_back(',');
+    }
+    quoted(other, d_->warnings[i]);
+  }
+  other.append(std::string_view{"],\"resources\":["});
+  other.append(d_->resources.data(), d_->resources.data() + d_->resources.size());
+  other.append(std::string_view{"]}"});
+  d_->flush();
+  d_->file.write("\n],\"displayTimeUnit\":\"ns\",\"otherData\":");
+  d_->file.write(std::string_view{other.data(), other.size()});
+  d_->file.write("}\n");
+  d_->file.close();
+}
+
+}  // namespace nvtxpp::capture

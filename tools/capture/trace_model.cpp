@@ -1,0 +1,791 @@
+#include "trace_model.hpp"
+
+#include "../recording/decode.hpp"
+
+#include <cxxabi.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+namespace nvtxpp::capture {
+
+namespace rec = nvtxpp::recording;
+using testing::event_type;
+
+char const* to_string(mark_kind kind) noexcept {
+  switch (kind) {
+    case mark_kind::mark:
+      return "mark";
+    case mark_kind::sync_create:
+      return "sync_create";
+    case mark_kind::sync_destroy:
+      return "sync_destroy";
+    case mark_kind::sync_acquire_start:
+      return "sync_acquire_start";
+    case mark_kind::sync_acquire_failed:
+      return "sync_acquire_failed";
+    case mark_kind::sync_acquire_success:
+      return "sync_acquire_success";
+    case mark_kind::sync_releasing:
+      return "sync_releasing";
+  }
+  return "unknown";
+}
+
+std::string payload_json(std::uint8_t payload_type, std::uint64_t bits) {
+  rec::raw_event r;
+  r.payload_type = payload_type;
+  r.payload_bits = bits;
+  auto const v = rec::payload_of(r);
+  auto real = [](double d, int digits) -> std::string {
+    if (std::isfinite(d)) {
+      return fmt::format("{:.{}g}", d, digits);
+    }
+    return std::isnan(d) ? "\"nan\"" : (d > 0 ? "\"inf\"" : "\"-inf\"");
+  };
+  switch (v.index()) {
+    case 1:
+      return fmt::format("{}", std::get<1>(v));
+    case 2:
+      return fmt::format("{}", std::get<2>(v));
+    case 3:
+      return real(std::get<3>(v), 17);
+    case 4:
+      return fmt::format("{}", std::get<4>(v));
+    case 5:
+      return fmt::format("{}", std::get<5>(v));
+    case 6:
+      return real(static_cast<double>(std::get<6>(v)), 9);
+    default:
+      return "null";
+  }
+}
+
+char const* payload_type_name(std::uint8_t t) noexcept {
+  static char const* const names[] = {"", "u64", "i64", "f64", "u32", "i32", "f32"};
+  return t <= 6 ? names[t] : "";
+}
+
+char const* memcpy_kind_name(std::uint8_t copy_kind) noexcept {
+  // CUpti_ActivityMemcpyKind values; names as nsys prints them.
+  switch (copy_kind) {
+    case 1:
+      return "Host-to-Device";
+    case 2:
+      return "Device-to-Host";
+    case 3:
+      return "Host-to-Array";
+    case 4:
+      return "Array-to-Host";
+    case 5:
+      return "Array-to-Array";
+    case 6:
+      return "Array-to-Device";
+    case 7:
+      return "Device-to-Array";
+    case 8:
+      return "Device-to-Device";
+    case 9:
+      return "Host-to-Host";
+    case 10:
+      return "Peer-to-Peer";
+    default:
+      return "Unknown";
+  }
+}
+
+namespace {
+
+// ------------------------------------------------------------------------------------------------
+// Reading a process file.
+
+struct gpu_record_ref {
+  rec::gpu_record kind;
+  unsigned char const* body;
+  std::uint32_t size;
+};
+
+struct process_file {
+  std::string path;
+  unsigned char const* data = nullptr;
+  std::size_t size = 0;
+  rec::file_header header{};
+  rec::name_tables names;
+  std::string command;
+  std::map<std::uint64_t, std::vector<rec::stream_piece>> pieces;  // by thread, in order
+  bool finished = false;
+  std::int32_t how = 0;
+  std::int64_t finish_ns = 0;
+  std::int64_t clock_ticks = 0;  // latest calibration point
+  std::int64_t clock_ns = 0;
+  std::unordered_map<std::uint32_t, std::string_view> gpu_strings;
+  std::vector<gpu_record_ref> gpu;
+  std::unordered_map<std::uint64_t, std::uint32_t> stream_ids;  // cudaStream_t bits -> CUPTI id
+
+  process_file() = default;
+  process_file(process_file const&) = delete;
+  process_file& operator=(process_file const&) = delete;
+  ~process_file() {
+    if (data != nullptr) {
+      ::munmap(const_cast<unsigned char*>(data), size);
+    }
+  }
+};
+
+/// Stores the name of a string_def or domain_def record (u32 index, text) in `table`; indices
+/// from `limit` on are taken for damage and skipped.
+void store_name(std::vector<std::string>& table, std::uint32_t limit, unsigned char const* body,
+                std::uint32_t size) {
+  if (size < 4) {
+    return;
+  }
+  auto const index = rec::load<std::uint32_t>(body);
+  if (index >= limit) {
+    return;
+  }
+  if (table.size() <= index) {
+    table.resize(index + 1U);
+  }
+  table[index].assign(reinterpret_cast<char const*>(body + 4), size - 4U);
+}
+
+/// `stream=<handle>:<id>` info value: the CUPTI stream id of a cudaStream_t.
+void parse_stream_info(process_file& pf, std::string_view value) {
+  auto const colon = value.find(':');
+  if (colon == std::string_view::npos) {
+    return;
+  }
+  std::string const handle{value.substr(0, colon)};
+  std::string const id{value.substr(colon + 1)};
+  char* e1 = nullptr;
+  char* e2 = nullptr;
+  auto const h = std::strtoull(handle.c_str(), &e1, 0);
+  auto const s = std::strtoul(id.c_str(), &e2, 0);
+  if (e1 != nullptr && *e1 == '\0' && e2 != nullptr && *e2 == '\0' && !handle.empty() &&
+      !id.empty()) {
+    pf.stream_ids[h] = static_cast<std::uint32_t>(s);
+  }
+}
+
+/// Maps and indexes a file. Returns an error text, or "" on success.
+std::string read_process_file(process_file& pf) {
+  int fd = ::open(pf.path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return "cannot open " + pf.path + ": " + std::strerror(errno);
+  }
+  struct stat st {};
+  ::fstat(fd, &st);
+  pf.size = static_cast<std::size_t>(st.st_size);
+  if (pf.size < sizeof(rec::file_header)) {
+    ::close(fd);
+    return pf.path + ": too short for a capture file";
+  }
+  void* m = ::mmap(nullptr, pf.size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (m == MAP_FAILED) {
+    return "cannot map " + pf.path + ": " + std::strerror(errno);
+  }
+  pf.data = static_cast<unsigned char const*>(m);
+  pf.header = rec::load<rec::file_header>(pf.data);
+  if (std::memcmp(pf.header.magic, rec::file_magic, sizeof pf.header.magic) != 0) {
+    return pf.path + ": not an nvtxpp capture file";
+  }
+  unsigned char const* p = pf.data + sizeof(rec::file_header);
+  unsigned char const* const end = pf.data + pf.size;
+  std::string error;
+  while (end - p >= 8) {
+    auto const kind = rec::load<std::uint32_t>(p);
+    auto const size = rec::load<std::uint32_t>(p + 4);
+    p += 8;
+    if (static_cast<std::size_t>(end - p) < size) {
+      error = pf.path + ": last record cut short (the process was killed while writing?)";
+      break;
+    }
+    unsigned char const* body = p;
+    p += size;
+    if (kind >= static_cast<std::uint32_t>(rec::gpu_record::kernel) &&
+        kind <= static_cast<std::uint32_t>(rec::gpu_record::info)) {
+      auto const gk = static_cast<rec::gpu_record>(kind);
+      if (gk == rec::gpu_record::string) {
+        if (size >= 4) {
+          pf.gpu_strings[rec::load<std::uint32_t>(body)] =
+              std::string_view{reinterpret_cast<char const*>(body + 4), size - 4U};
+        }
+      } else {
+        if (gk == rec::gpu_record::info) {
+          std::string_view const text{reinterpret_cast<char const*>(body), size};
+          if (text.rfind("stream=", 0) == 0) {
+            parse_stream_info(pf, text.substr(7));
+          }
+        }
+        pf.gpu.push_back({gk, body, size});
+      }
+      continue;
+    }
+    switch (static_cast<rec::file_record>(kind)) {
+      case rec::file_record::chunk:
+        if (size >= 16) {
+          auto const tid = rec::load<std::uint64_t>(body);
+          pf.pieces[tid].push_back({body + 16, size - 16U, rec::load<std::uint32_t>(body + 12)});
+        }
+        break;
+      case rec::file_record::string_def:
+        store_name(pf.names.strings, 1U << 26U, body, size);
+        break;
+      case rec::file_record::domain_def:
+        store_name(pf.names.domains, 1U << 20U, body, size);
+        break;
+      case rec::file_record::category_name:
+        if (size >= 20) {
+          pf.names
+              .category_names[{rec::load<std::uint32_t>(body), rec::load<std::uint32_t>(body + 4)}]
+              .emplace_back(rec::load<std::int64_t>(body + 8), rec::load<std::uint32_t>(body + 16));
+        }
+        break;
+      case rec::file_record::thread_name:
+        if (size >= 20) {
+          pf.names.thread_names[rec::load<std::uint64_t>(body)].emplace_back(
+              rec::load<std::int64_t>(body + 8), rec::load<std::uint32_t>(body + 16));
+        }
+        break;
+      case rec::file_record::clock:
+      case rec::file_record::finish:
+        if (size >= 16) {
+          pf.clock_ticks = rec::load<std::int64_t>(body);
+          pf.clock_ns = rec::load<std::int64_t>(body + 8);
+          if (static_cast<rec::file_record>(kind) == rec::file_record::finish) {
+            pf.finished = true;
+            pf.finish_ns = pf.clock_ns;
+            pf.how = size >= 20 ? rec::load<std::int32_t>(body + 16) : 0;
+          }
+        }
+        break;
+      case rec::file_record::process:
+        pf.command.assign(reinterpret_cast<char const*>(body), size);
+        break;
+      default:
+        break;  // a newer record kind: skipped
+    }
+  }
+  // Blocks reach the file in the order they were written, which the writer thread and a final
+  // flush may interleave: put each thread's pieces back in stream order (stable: pieces of one
+  // block keep their file order).
+  for (auto& [tid, pieces] : pf.pieces) {
+    std::stable_sort(
+        pieces.begin(), pieces.end(),
+        [](rec::stream_piece const& a, rec::stream_piece const& b) { return a.seq < b.seq; });
+  }
+  return error;
+}
+
+rec::clock_map clock_for(process_file const& pf) {
+  auto const& h = pf.header;
+  rec::clock_map m;
+  m.ticks0 = h.ticks0;
+  m.ns0 = h.ns0;
+  m.ns_per_tick = h.tsc != 0 && h.ns_per_tick > 0 ? h.ns_per_tick : 1.0;
+  if (h.tsc != 0 && pf.clock_ns - h.ns0 > 200'000'000) {
+    m = rec::clock_map::from(h.ticks0, h.ns0, pf.clock_ticks, pf.clock_ns);
+  } else if (h.tsc == 0) {
+    m.ns_per_tick = 1.0;
+  }
+  return m;
+}
+
+/// Demangled form of an Itanium-mangled name ("" when `name` is not one).
+std::string demangle(std::string_view name) {
+  if (name.rfind("_Z", 0) != 0) {
+    return {};
+  }
+  std::string const z{name};
+  int status = 0;
+  char* d = abi::__cxa_demangle(z.c_str(), nullptr, nullptr, &status);
+  std::string out;
+  if (status == 0 && d != nullptr) {
+    out = d;
+  }
+  std::free(d);
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Delivering a process.
+
+struct open_range {
+  std::int64_t start_ns = 0;
+  std::string name;
+  rec::raw_event attrs;  // colour, category, payload (text not kept: see `name`)
+  int depth = 0;
+  std::uint64_t tid = 0;
+};
+
+class process_reader {
+ public:
+  process_reader(process_file& pf, std::vector<trace_sink*> const& sinks, read_totals& totals,
+                 std::size_t max_warnings)
+      : pf_{pf}, sinks_{sinks}, totals_{totals}, max_warnings_{max_warnings} {}
+
+  void run() {
+    pid_ = pf_.header.pid;
+    clock_ = clock_for(pf_);
+    info_.pid = pid_;
+    info_.ppid = pf_.header.ppid;
+    info_.command = pf_.command;
+    info_.path = pf_.path;
+    info_.start_ns = pf_.header.ns0;
+    end_ns_ = pf_.finished ? pf_.finish_ns : std::numeric_limits<std::int64_t>::min();
+    each([&](trace_sink& s) { s.begin_process(info_); });
+    for (std::uint32_t i = 0; i < pf_.names.domains.size(); ++i) {
+      domain_info const d{pid_, i, pf_.names.domains[i]};
+      each([&](trace_sink& s) { s.on_domain(d); });
+    }
+    for (auto const& [key, history] : pf_.names.category_names) {
+      for (auto const& [ticks, sid] : history) {
+        category_info const c{pid_, key.first, key.second, clock_.to_ns(ticks),
+                              pf_.names.string_at(sid)};
+        each([&](trace_sink& s) { s.on_category(c); });
+      }
+    }
+    std::set<std::uint64_t> tids;
+    for (auto const& [tid, pieces] : pf_.pieces) {
+      tids.insert(tid);
+    }
+    for (auto const& [tid, history] : pf_.names.thread_names) {
+      tids.insert(tid);
+    }
+    for (auto tid : tids) {
+      thread_info t{pid_, tid, {}, false};
+      if (auto it = pf_.names.thread_names.find(tid);
+          it != pf_.names.thread_names.end() && !it->second.empty()) {
+        t.name = pf_.names.string_at(it->second.back().second);
+        t.named = true;
+      }
+      each([&](trace_sink& s) { s.on_thread(t); });
+    }
+    gpu();
+    std::vector<open_range> leftovers;
+    for (auto const& [tid, pieces] : pf_.pieces) {
+      thread(tid, pieces, leftovers);
+    }
+    if (end_ns_ == std::numeric_limits<std::int64_t>::min()) {
+      end_ns_ = last_ns_ == std::numeric_limits<std::int64_t>::min() ? pf_.header.ns0 : last_ns_;
+      warn("process", fmt::format("process {} ended without flushing (killed?); its trace ends "
+                                  "at its last recorded event",
+                                  pid_));
+    }
+    for (auto& r : leftovers) {
+      warn("unterminated",
+           fmt::format("pid {} thread {}: range \"{}\" still open at the end (closed there)", pid_,
+                       r.tid, r.name));
+      deliver_range(r, range_style::push_pop, std::max(end_ns_, r.start_ns), r.tid, 0, true);
+    }
+    for (auto& [id, r] : starts_) {
+      warn("unterminated", fmt::format("pid {}: start/end range \"{}\" never ended (closed at "
+                                       "the end)",
+                                       pid_, r.name));
+      deliver_range(r, range_style::start_end, std::max(end_ns_, r.start_ns), r.tid, id, true);
+    }
+    for (auto& [id, e] : pending_ends_) {
+      warn("unknown_end",
+           fmt::format("pid {} thread {}: end of unknown range id {:#x}", pid_, e.second, id));
+    }
+    for (auto const& [key, st] : streams_) {
+      gpu_stream_info g{pid_, std::get<0>(key), std::get<1>(key), std::get<2>(key), {}};
+      if (auto it = stream_names_.find(std::get<2>(key)); it != stream_names_.end()) {
+        g.name = it->second;
+      }
+      each([&](trace_sink& s) { s.on_gpu_stream(g); });
+    }
+    info_.end_ns = end_ns_;
+    info_.finished = pf_.finished;
+    info_.killed = pf_.finished && pf_.how == static_cast<std::int32_t>(rec::finish_reason::signal);
+    each([&](trace_sink& s) { s.end_process(info_); });
+    ++totals_.processes;
+  }
+
+ private:
+  template <class F>
+  void each(F&& f) {
+    for (auto* s : sinks_) {
+      f(*s);
+    }
+  }
+
+  void warn(char const* kind, std::string text) {
+    ++totals_.warning_counts[kind];
+    if (totals_.warnings.size() < max_warnings_) {
+      totals_.warnings.push_back(text);
+    }
+    warning_info const w{kind, text};
+    each([&](trace_sink& s) { s.on_warning(w); });
+  }
+
+  std::string_view gpu_string(std::uint32_t id) {
+    auto it = pf_.gpu_strings.find(id);
+    return it == pf_.gpu_strings.end() ? std::string_view{} : it->second;
+  }
+
+  void note_stream(std::uint32_t device, std::uint32_t context, std::uint32_t stream) {
+    streams_.emplace(std::make_tuple(device, context, stream), 0);
+  }
+
+  void gpu() {
+    std::unordered_map<std::uint32_t, std::string> demangled;
+    for (auto const& g : pf_.gpu) {
+      auto bad = [&](std::size_t want) {
+        if (g.size < want) {
+          warn("gpu_record", fmt::format("pid {}: GPU record of kind {} too short ({} bytes)", pid_,
+                                         static_cast<unsigned>(g.kind), g.size));
+          return true;
+        }
+        return false;
+      };
+      switch (g.kind) {
+        case rec::gpu_record::kernel: {
+          if (bad(sizeof(rec::gpu_kernel))) {
+            break;
+          }
+          kernel_info k{pid_, rec::load<rec::gpu_kernel>(g.body), {}, {}};
+          k.name = gpu_string(k.raw.name);
+          auto [it, fresh] = demangled.try_emplace(k.raw.name);
+          if (fresh) {
+            it->second = demangle(k.name);
+          }
+          k.demangled = it->second.empty() ? k.name : std::string_view{it->second};
+          note_stream(k.raw.device, k.raw.context, k.raw.stream);
+          ++totals_.gpu_ops;
+          each([&](trace_sink& s) { s.on_kernel(k); });
+          break;
+        }
+        case rec::gpu_record::memcpy: {
+          if (bad(sizeof(rec::gpu_memcpy))) {
+            break;
+          }
+          memcpy_info const m{pid_, rec::load<rec::gpu_memcpy>(g.body)};
+          note_stream(m.raw.device, m.raw.context, m.raw.stream);
+          ++totals_.gpu_ops;
+          each([&](trace_sink& s) { s.on_memcpy(m); });
+          break;
+        }
+        case rec::gpu_record::memset: {
+          if (bad(sizeof(rec::gpu_memset))) {
+            break;
+          }
+          memset_info const m{pid_, rec::load<rec::gpu_memset>(g.body)};
+          note_stream(m.raw.device, m.raw.context, m.raw.stream);
+          ++totals_.gpu_ops;
+          each([&](trace_sink& s) { s.on_memset(m); });
+          break;
+        }
+        case rec::gpu_record::sync: {
+          if (bad(sizeof(rec::gpu_sync))) {
+            break;
+          }
+          sync_info const m{pid_, rec::load<rec::gpu_sync>(g.body)};
+          each([&](trace_sink& s) { s.on_sync(m); });
+          break;
+        }
+        case rec::gpu_record::api: {
+          if (bad(sizeof(rec::gpu_api))) {
+            break;
+          }
+          api_info a{pid_, rec::load<rec::gpu_api>(g.body), {}};
+          a.name = gpu_string(a.raw.name);
+          ++totals_.api_calls;
+          each([&](trace_sink& s) { s.on_api(a); });
+          break;
+        }
+        case rec::gpu_record::info: {
+          std::string_view const text{reinterpret_cast<char const*>(g.body), g.size};
+          auto const eq = text.find('=');
+          gpu_info const i{pid_, text.substr(0, eq),
+                           eq == std::string_view::npos ? std::string_view{} : text.substr(eq + 1)};
+          if (i.key == "dropped" && i.value != "0") {
+            warn("gpu_dropped",
+                 fmt::format("pid {}: CUPTI dropped {} GPU activity record(s) (buffers full)", pid_,
+                             i.value));
+          } else if (i.key == "cupti" && i.value.rfind("unavailable", 0) == 0) {
+            warn("gpu_unavailable",
+                 fmt::format("pid {}: no GPU activity recorded: CUPTI {}", pid_, i.value));
+          }
+          each([&](trace_sink& s) { s.on_gpu_info(i); });
+          break;
+        }
+        default:
+          break;
+      }
+    }
+  }
+
+  std::string message_of(rec::raw_event const& r) const {
+    if (r.flags & rec::flag::null_message) {
+      return "(null)";
+    }
+    if (r.message == rec::message_kind::inline_text) {
+      return std::string{r.text};
+    }
+    if (r.message == rec::message_kind::string_id) {
+      return pf_.names.string_at(r.string_id);
+    }
+    return {};
+  }
+
+  event_attributes attributes(rec::raw_event const& a) const {
+    event_attributes e;
+    e.domain = a.domain;
+    e.domain_name = pf_.names.domain_at(a.domain);
+    e.has_color = (a.flags & rec::flag::has_color) != 0;
+    e.color = a.color;
+    e.category = a.category;
+    if (a.category != 0) {
+      e.category_name = pf_.names.category_at(a.domain, a.category, a.ticks);
+    }
+    e.payload_type = a.payload_type;
+    e.payload_bits = a.payload_bits;
+    e.registered = (a.flags & rec::flag::registered) != 0;
+    e.truncated = (a.flags & rec::flag::truncated) != 0;
+    e.null_message = (a.flags & rec::flag::null_message) != 0;
+    return e;
+  }
+
+  void deliver_range(open_range const& r, range_style style, std::int64_t end_ns,
+                     std::uint64_t end_tid, std::uint64_t id, bool unterminated) {
+    range_info info;
+    info.pid = pid_;
+    info.style = style;
+    info.tid = r.tid;
+    info.end_tid = end_tid;
+    info.start_ns = r.start_ns;
+    info.end_ns = std::max(end_ns, r.start_ns);
+    info.id = id;
+    info.depth = r.depth;
+    info.unterminated = unterminated;
+    info.name = r.name;
+    info.attr = attributes(r.attrs);
+    ++totals_.ranges;
+    each([&](trace_sink& s) { s.on_range(info); });
+  }
+
+  void deliver_mark(rec::raw_event const& r, mark_kind kind, std::string_view name, std::int64_t ns,
+                    std::uint64_t tid) {
+    mark_info m;
+    m.pid = pid_;
+    m.tid = tid;
+    m.ns = ns;
+    m.kind = kind;
+    m.handle = r.id;
+    m.name = name;
+    m.attr = attributes(r);
+    ++totals_.marks;
+    each([&](trace_sink& s) { s.on_mark(m); });
+  }
+
+  static mark_kind sync_kind(event_type t) {
+    switch (t) {
+      case event_type::sync_create:
+        return mark_kind::sync_create;
+      case event_type::sync_destroy:
+        return mark_kind::sync_destroy;
+      case event_type::sync_acquire_start:
+        return mark_kind::sync_acquire_start;
+      case event_type::sync_acquire_failed:
+        return mark_kind::sync_acquire_failed;
+      case event_type::sync_acquire_success:
+        return mark_kind::sync_acquire_success;
+      default:
+        return mark_kind::sync_releasing;
+    }
+  }
+
+  void thread(std::uint64_t tid, std::vector<rec::stream_piece> const& pieces,
+              std::vector<open_range>& leftovers) {
+    std::map<std::uint32_t, std::vector<open_range>> stacks;  // by domain
+    std::int64_t last = std::numeric_limits<std::int64_t>::min();
+    std::vector<std::string> decode_warnings;
+    rec::for_each_record(
+        pieces, tid,
+        [&](rec::raw_event const& r) {
+          last = std::max(last, clock_.to_ns(r.ticks));
+          last_ns_ = std::max(last_ns_, last);
+          if (r.flags & rec::flag::null_message) {
+            warn("null_message", fmt::format("pid {} thread {}: null message passed to {}", pid_,
+                                             tid, testing::to_string(r.type)));
+          }
+          if (r.flags & rec::flag::truncated) {
+            warn("truncated",
+                 fmt::format("pid {} thread {}: message longer than {} bytes "
+                             "truncated ({})",
+                             pid_, tid, testing::max_message_bytes, testing::to_string(r.type)));
+          }
+          switch (r.type) {
+            case event_type::push: {
+              auto& stack = stacks[r.domain];
+              open_range o;
+              o.start_ns = last;
+              o.name = message_of(r);
+              o.attrs = r;
+              o.attrs.text = {};
+              o.depth = static_cast<int>(stack.size());
+              o.tid = tid;
+              stack.push_back(std::move(o));
+              break;
+            }
+            case event_type::pop: {
+              auto& stack = stacks[r.domain];
+              if (stack.empty()) {
+                warn("unbalanced_pop", fmt::format("pid {} thread {}: pop without a matching "
+                                                   "push in domain \"{}\"",
+                                                   pid_, tid, pf_.names.domain_at(r.domain)));
+                break;
+              }
+              deliver_range(stack.back(), range_style::push_pop, last, tid, 0, false);
+              stack.pop_back();
+              break;
+            }
+            case event_type::start: {
+              open_range o;
+              o.start_ns = last;
+              o.name = message_of(r);
+              o.attrs = r;
+              o.attrs.text = {};
+              o.tid = tid;
+              if (auto it = pending_ends_.find(r.id); it != pending_ends_.end()) {
+                deliver_range(o, range_style::start_end, it->second.first, it->second.second, r.id,
+                              false);
+                pending_ends_.erase(it);
+              } else {
+                starts_[r.id] = std::move(o);
+              }
+              break;
+            }
+            case event_type::end: {
+              if (auto it = starts_.find(r.id); it != starts_.end()) {
+                deliver_range(it->second, range_style::start_end, last, tid, r.id, false);
+                starts_.erase(it);
+              } else {
+                pending_ends_[r.id] = {last, tid};  // its start may be on a thread not read yet
+              }
+              break;
+            }
+            case event_type::mark:
+              deliver_mark(r, mark_kind::mark, message_of(r), last, tid);
+              break;
+            case event_type::sync_create:
+              sync_names_[r.id] = message_of(r);
+              [[fallthrough]];
+            case event_type::sync_destroy:
+            case event_type::sync_acquire_start:
+            case event_type::sync_acquire_failed:
+            case event_type::sync_acquire_success:
+            case event_type::sync_releasing:
+              deliver_mark(r, sync_kind(r.type), sync_names_[r.id], last, tid);
+              break;
+            case event_type::name_resource: {
+              std::string const name = message_of(r);
+              resource_info const res{
+                  pid_, tid,      last, static_cast<rec::resource_kind>(r.category),
+                  r.id, r.domain, name};
+              if (res.kind == rec::resource_kind::cuda_stream ||
+                  res.kind == rec::resource_kind::cu_stream) {
+                if (auto it = pf_.stream_ids.find(r.id); it != pf_.stream_ids.end()) {
+                  stream_names_[it->second] = name;
+                }
+              }
+              each([&](trace_sink& s) { s.on_resource(res); });
+              break;
+            }
+            default:
+              break;  // naming and domain events: reflected in names, not drawn
+          }
+        },
+        decode_warnings);
+    for (auto& w : decode_warnings) {
+      warn("malformed", std::move(w));
+    }
+    for (auto& [domain, stack] : stacks) {
+      for (auto& o : stack) {
+        leftovers.push_back(std::move(o));
+      }
+    }
+  }
+
+  process_file& pf_;
+  std::vector<trace_sink*> const& sinks_;
+  read_totals& totals_;
+  std::size_t max_warnings_;
+  process_info info_;
+  std::uint32_t pid_ = 0;
+  rec::clock_map clock_;
+  std::int64_t end_ns_ = 0;
+  std::int64_t last_ns_ = std::numeric_limits<std::int64_t>::min();
+  std::map<std::uint64_t, open_range> starts_;
+  std::map<std::uint64_t, std::pair<std::int64_t, std::uint64_t>> pending_ends_;
+  std::unordered_map<std::uint64_t, std::string> sync_names_;
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, int> streams_;
+  std::unordered_map<std::uint32_t, std::string> stream_names_;
+};
+
+}  // namespace
+
+reader::reader(std::string raw_dir, std::size_t max_warning_lines)
+    : dir_{std::move(raw_dir)}, max_warning_lines_{max_warning_lines} {}
+
+void reader::add_sink(trace_sink& sink) { sinks_.push_back(&sink); }
+
+read_totals reader::run() {
+  read_totals totals;
+  DIR* dir = ::opendir(dir_.c_str());
+  if (dir == nullptr) {
+    throw std::runtime_error("cannot read " + dir_ + ": " + std::strerror(errno));
+  }
+  std::vector<std::string> files;
+  while (dirent* d = ::readdir(dir)) {
+    std::string_view const name = d->d_name;
+    if (name.rfind("nvtxpp-", 0) == 0 && name.size() > 11 &&
+        name.substr(name.size() - 4) == ".bin") {
+      files.push_back(dir_ + "/" + std::string{name});
+    }
+  }
+  ::closedir(dir);
+  std::sort(files.begin(), files.end());
+  for (auto const& path : files) {
+    process_file pf;
+    pf.path = path;
+    std::string const error = read_process_file(pf);
+    if (!error.empty()) {
+      ++totals.warning_counts["file"];
+      if (totals.warnings.size() < max_warning_lines_) {
+        totals.warnings.push_back(error);
+      }
+      warning_info const w{"file", error};
+      for (auto* s : sinks_) {
+        s->on_warning(w);
+      }
+      if (pf.data == nullptr ||
+          std::memcmp(pf.header.magic, rec::file_magic, sizeof pf.header.magic) != 0) {
+        continue;  // unreadable: nothing to merge; a cut-short file still merges what it has
+      }
+    }
+    process_reader{pf, sinks_, totals, max_warning_lines_}.run();
+  }
+  for (auto* s : sinks_) {
+    s->finish();
+  }
+  return totals;
+}
+
+}  // namespace nvtxpp::capture

@@ -1,0 +1,122 @@
+/// @file
+/// @brief nvtxpp-capture's outputs other than SQLite: the Chrome Trace Event JSON writer and
+/// the nsys-stats-style summary, each a trace_sink; and the output file they write through.
+#pragma once
+
+#include "trace_model.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace nvtxpp::capture {
+
+/// @brief A file written through stdio that reports the first failure as output_error.
+///
+/// Test hook: the environment variable NVTXPP_CAPTURE_FAIL_WRITE_AFTER=<bytes> makes every
+/// write past that many bytes fail with ENOSPC, so the disk-full path is testable anywhere.
+class output_file {
+ public:
+  /// @brief Creates (truncates) `path`. @throws output_error when it cannot.
+  explicit output_file(std::string path);
+  ~output_file();
+  output_file(output_file const&) = delete;
+  output_file& operator=(output_file const&) = delete;
+  /// @brief Appends bytes. @throws output_error on failure.
+  void write(std::string_view bytes);
+  /// @brief Flushes and closes. @throws output_error on failure.
+  void close();
+  [[nodiscard]] std::string const& path() const noexcept { return path_; }
+  [[nodiscard]] std::uint64_t bytes() const noexcept { return written_; }
+
+ private:
+  [[noreturn]] void fail(int error);
+  std::string path_;
+  std::FILE* f_ = nullptr;
+  std::uint64_t written_ = 0;
+  std::uint64_t fail_after_ = UINT64_MAX;
+};
+
+/// @brief Writes the Chrome Trace Event JSON (see docs/capture.md "Output formats").
+class json_sink : public trace_sink {
+ public:
+  /// @param base_ns CLOCK_MONOTONIC time that maps to ts 0 in the trace
+  /// @throws output_error when the file cannot be created
+  json_sink(std::string const& path, std::int64_t base_ns);
+  ~json_sink() override;
+  json_sink(json_sink const&) = delete;
+  json_sink& operator=(json_sink const&) = delete;
+
+  void begin_process(process_info const& p) override;
+  void on_thread(thread_info const& t) override;
+  void on_resource(resource_info const& r) override;
+  void on_range(range_info const& r) override;
+  void on_mark(mark_info const& m) override;
+  void on_kernel(kernel_info const& k) override;
+  void on_memcpy(memcpy_info const& m) override;
+  void on_memset(memset_info const& m) override;
+  void on_api(api_info const& a) override;
+  void on_gpu_stream(gpu_stream_info const& s) override;
+  void on_warning(warning_info const& w) override;
+  void end_process(process_info const& p) override;
+  void finish() override;
+
+  /// @brief Trace events written so far.
+  [[nodiscard]] std::uint64_t events() const noexcept { return events_; }
+  /// @brief Bytes written so far (after finish: the file's size).
+  [[nodiscard]] std::uint64_t bytes() const noexcept;
+
+  /// @brief Chrome-trace tid of the track of a GPU stream (distinct from any OS thread id).
+  [[nodiscard]] static std::uint64_t gpu_track(std::uint32_t device, std::uint32_t stream) noexcept;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> d_;
+  std::uint64_t events_ = 0;
+};
+
+/// @brief Options of the summary.
+struct summary_options {
+  bool csv = false;                    ///< CSV (RFC 4180) instead of the aligned table
+  std::size_t name_width = 60;         ///< table: names longer than this (columns) cut with "…"
+  std::size_t max_warning_lines = 20;  ///< warnings printed verbatim
+};
+
+/// @brief Computes the summary tables: nvtx_sum; with GPU activity also nvtx_gpu_proj_sum,
+/// cuda_gpu_kern_sum and cuda_gpu_mem_time_sum (nsys stats layouts).
+///
+/// Keeps one duration per range instance (8 bytes) and, per process, the CUDA runtime calls and
+/// GPU operations (for the projection); ranges themselves are not kept.
+class summary_sink : public trace_sink {
+ public:
+  summary_sink();
+  ~summary_sink() override;
+  summary_sink(summary_sink const&) = delete;
+  summary_sink& operator=(summary_sink const&) = delete;
+
+  void begin_process(process_info const& p) override;
+  void on_range(range_info const& r) override;
+  void on_kernel(kernel_info const& k) override;
+  void on_memcpy(memcpy_info const& m) override;
+  void on_memset(memset_info const& m) override;
+  void on_api(api_info const& a) override;
+  void end_process(process_info const& p) override;
+
+  /// @brief Prints the tables, then the warnings of `totals`.
+  void print(std::FILE* out, read_totals const& totals, summary_options const& options) const;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> d_;
+};
+
+/// @brief A name as the summary table shows it: control characters and invalid UTF-8 escaped
+/// (\n, \t, \x1b, ...), cut to `width` columns (code points) with "…" when longer.
+[[nodiscard]] std::string display_name(std::string_view name, std::size_t width);
+
+/// @brief A CSV field (RFC 4180): quoted, quotes doubled, when it holds a comma, quote, CR or LF.
+[[nodiscard]] std::string csv_field(std::string_view text);
+
+}  // namespace nvtxpp::capture
