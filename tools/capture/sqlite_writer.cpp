@@ -498,7 +498,6 @@ sqlite_writer::sqlite_writer(std::string path, options opts)
   sqlite3_extended_result_codes(d.db, 1);
 
   // One writer, one transaction, no journal: the file is only meant to be read once finished.
-  d.exec("PRAGMA page_size=65536");  // an append-only write: fewer pages to allocate and cache
   d.exec("PRAGMA journal_mode=OFF");
   d.exec("PRAGMA synchronous=OFF");
   d.exec("PRAGMA locking_mode=EXCLUSIVE");
