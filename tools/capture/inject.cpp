@@ -435,12 +435,15 @@ void on_thread_named(std::uint64_t tid, std::int64_t ticks, std::uint32_t string
 /// so on the way out through exit() the queue is written and its blocks given back until the
 /// lock is free (a signal handler may not free memory: there such a thread is skipped);
 /// (3) the queue is written once more, then each locked thread's current block, then the finish
-/// record; then the threads go on (into the process's end).
+/// record; then the threads go on (into the process's end), recording nothing more.
 void finish(rec::finish_reason how) noexcept {
   if (g_finished.exchange(true)) {
     return;
   }
   bool const in_signal = how == rec::finish_reason::signal;
+  // Events from here on are after the end: threads that go on running stop filling blocks, so
+  // the loops below have a bounded amount left to write.
+  rec::set_recording(false);
   g_writer_stop.store(true, std::memory_order_seq_cst);
   if (writer_running()) {
     // Never called on the writer thread itself (it takes no signals, runs no destructors).
