@@ -10,7 +10,10 @@
 /// `nvtxpp_bench --icount=CASE [--n=N]` runs one case N times (default 100000) after a warm-up,
 /// with callgrind's collection switched on only around those N iterations: run it under
 /// `valgrind --tool=callgrind --collect-atstart=no` for instruction counts, free of timing noise.
+#include <nvtxpp/counter.hpp>
 #include <nvtxpp/nvtxpp.hpp>
+
+#include <nvtx3/nvToolsExtCounters.h>
 
 #include <nvtx3/nvtx3.hpp>
 
@@ -198,6 +201,15 @@ int run_icount(char const* name, long n) {
   std::fprintf(stderr, "nvtxpp_bench: no case named %s\n", name);
   return 2;
 }
+
+// Counters: a sample through nvtxpp against the raw C call with a fixed id (which, with no tool,
+// NVTX drops after its own slot check).
+nvtxpp::counter<std::int64_t> bench_counter{"bench counter"};
+NVTXPP_BENCH_CASE(counter_c, "counter/nvtxCounterSampleInt64",
+                  nvtxCounterSampleInt64(nullptr, NVTX_COUNTER_ID_DYNAMIC_START, i));
+NVTXPP_BENCH_CASE(counter_nvtxpp, "counter/nvtxpp_sample", bench_counter.sample(i));
+NVTXPP_BENCH_CASE(counter_gauge, "counter/nvtxpp_gauge",
+                  nvtxpp::gauge g(bench_counter, std::int64_t{1}));
 
 }  // namespace
 

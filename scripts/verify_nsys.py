@@ -495,6 +495,39 @@ def check_stream_workers(t: Trace, rep: Report, workers: int, batches: int, batc
               "each worker's kernels run on its own stream, named 'worker {i} stream'", str(labels))
 
 
+
+def check_counters(t: Trace, rep: Report, workers: int, batches: int, batch_size: int) -> None:
+    """stream_workers' counters: 'bytes in flight' (multiples of 3 * 4 * batch_size) and 'chunks
+    queued' (multiples of 3), each sampled twice per batch and worker (add, then subtract).
+    UNVERIFIED against a real export: the GENERIC_EVENTS column names (intVal, doubleVal) are
+    looked up, and a missing table or column fails with a message naming what was there."""
+    if "GENERIC_EVENTS" not in t.tables:
+        rep.check(False, "the export has a GENERIC_EVENTS table (NVTX counter samples)",
+                  "tables: " + ", ".join(sorted(x for x in t.tables if "EVENT" in x.upper())))
+        return
+    cols = [r[1] for r in t.db.execute("PRAGMA table_info(GENERIC_EVENTS)")]
+    if "intVal" not in cols and "doubleVal" not in cols:
+        rep.check(False, "GENERIC_EVENTS has an intVal or doubleVal column", "columns: " + ", ".join(cols))
+        return
+    value_col = "intVal" if "intVal" in cols else "CAST(doubleVal AS INTEGER)"
+    values = [v for (v,) in t.db.execute(f"SELECT {value_col} FROM GENERIC_EVENTS") if v is not None]
+    names = set(t.strings.values())
+    rep.check({"bytes in flight", "chunks queued"} <= names,
+              "the counters 'bytes in flight' and 'chunks queued' are named in StringIds",
+              "found: " + str(sorted(n for n in names if "flight" in n or "queued" in n)))
+    unit = 3 * 4 * batch_size
+    byte_values = [v for v in values if v != 0 and v % unit == 0 and v <= workers * unit]
+    chunk_values = [v for v in values if v != 0 and v % 3 == 0 and v <= 3 * workers]
+    stray = [v for v in values if v != 0 and v not in byte_values and v not in chunk_values]
+    expected = 4 * workers * batches  # two counters, two samples per batch and worker
+    rep.check(bool(len(values) >= expected and not stray and byte_values and chunk_values),
+              "counter samples hold the values stream_workers sampled",
+              f"{len(values)} samples (expected at least {expected}), {len(stray)} unexpected values "
+              f"{stray[:5]}")
+    rep.info("NVTX_PAYLOAD_SCHEMAS / NVTX_PAYLOAD_SCHEMA_ENTRIES: not checked (structured payloads "
+             "are not in stream_workers yet)")
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("check", choices=["v2", "v3", "v4", "stream_workers", "copies"])
@@ -530,6 +563,7 @@ def main(argv: list[str]) -> int:
         check_v4(t, rep, args.streams, args.array_size)
     elif args.check == "stream_workers":
         check_stream_workers(t, rep, args.workers, args.batches, args.batch_size)
+        check_counters(t, rep, args.workers, args.batches, args.batch_size)
     copy_figures(t, rep)
 
     print(f"== {args.check} {args.sqlite}" + (f" --streams {args.streams}" if args.check in ("v3", "v4") else "")

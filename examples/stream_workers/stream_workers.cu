@@ -6,6 +6,7 @@
 ///
 /// In Nsight Systems: the "stream_workers" domain under each "worker {i}" thread; the GPU rows
 /// "worker {i} stream"; each range's payload (bytes moved, or elements computed) in its tooltip.
+#include <nvtxpp/counter.hpp>
 #include <nvtxpp/cuda.hpp>
 #include <nvtxpp/nvtxpp.hpp>
 
@@ -27,6 +28,14 @@ using range = nvtxpp::scoped_range_in<workers_domain>;
 
 constexpr nvtxpp::named_category memory{1, "Memory"};
 constexpr nvtxpp::named_category compute{2, "Compute"};
+
+// Work queued on the streams and not yet known to be done, summed over all workers.
+nvtxpp::counter_in<workers_domain, std::int64_t> bytes_in_flight{
+    "bytes in flight", nvtxpp::counter_unit{"B"}, nvtxpp::counter_scope::process,
+    nvtxpp::counter_description{"bytes of copies queued and not yet synchronised"}};
+nvtxpp::counter_in<workers_domain, std::int64_t> chunks_queued{
+    "chunks queued", nvtxpp::counter_scope::process,
+    nvtxpp::counter_description{"copies and kernels queued and not yet synchronised"}};
 
 enum exit_status : int { exit_ok = 0, exit_failed = 1, exit_no_gpu = 2, exit_usage = 64 };
 
@@ -147,6 +156,8 @@ void run_worker(unsigned id, const options& opt,
       }
     }
     {
+      bytes_in_flight.add(static_cast<std::int64_t>(3 * bytes));  // H2D (2 bytes) + D2H (bytes)
+      chunks_queued.add(3);                                       // H2D, kernel, D2H
       range copy{"H2D {:.1f} MiB", static_cast<double>(2 * bytes) / (1 << 20), memory,
                  nvtxpp::payload{bytes * 2}, nvtxpp::colors::yellow};
       status.ok(cudaMemcpyAsync(dev, host, 2 * bytes, cudaMemcpyHostToDevice, stream),
@@ -166,6 +177,8 @@ void run_worker(unsigned id, const options& opt,
     {
       range wait{"wait for stream"};
       status.ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+      bytes_in_flight.subtract(static_cast<std::int64_t>(3 * bytes));
+      chunks_queued.subtract(3);
     }
     if (!status.error.empty()) {
       break;

@@ -1,5 +1,6 @@
 // Built with NVTXPP_DISABLE: every annotation compiles out. Macro arguments are type-checked but
 // never evaluated; ctest also checks that this binary holds no NVTX symbol.
+#include <nvtxpp/counter.hpp>
 #include <nvtxpp/nvtxpp.hpp>
 
 #include "catch.hpp"
@@ -43,4 +44,18 @@ TEST_CASE("compiled out: the classes keep their API and do nothing") {
   nvtxpp::mark("z");
   nvtxpp::name_current_thread("t {}", 2);
   CHECK(nvtxpp::current_thread_id() == 0u);
+}
+
+TEST_CASE("compiled out: counters keep their API and running total, and call no NVTX") {
+  static nvtxpp::counter<std::int64_t> c{"off", nvtxpp::counter_unit{"B"},
+                                         nvtxpp::counter_limits<std::int64_t>{0, 10}};
+  c.sample(3);
+  c.sample_no_value(nvtxpp::no_value_reason::zero);
+  std::int64_t const values[] = {1, 2};
+  c.sample_batch(values);
+  {
+    nvtxpp::gauge g{c, std::int64_t{5}};
+    CHECK(c.total() == 5);
+  }
+  CHECK(c.total() == 0);
 }
