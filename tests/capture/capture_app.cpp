@@ -5,6 +5,7 @@
 #include <nvtx3/nvToolsExtCudaRt.h>
 #include <nvtx3/nvtx3.hpp>
 
+#include <dlfcn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -280,6 +281,37 @@ int overhead_case(long n) {
   return 0;
 }
 
+// Prints the injection variables the launcher set ("-" when unset).
+int env_case() {
+  for (char const* name : {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH", "NVTXPP_CUDA"}) {
+    char const* v = std::getenv(name);
+    std::printf("%s=%s\n", name, v != nullptr ? v : "-");
+  }
+  return 0;
+}
+
+// Does what the CUDA driver does at cuInit when CUDA_INJECTION64_PATH is set (no GPU needed):
+// dlopen that library and call its InitializeInjection. Then one NVTX range, and exit `status`.
+int cuda_inject_case(int status) {
+  char const* path = std::getenv("CUDA_INJECTION64_PATH");
+  if (path == nullptr) {
+    std::printf("no CUDA_INJECTION64_PATH\n");
+  } else {
+    void* lib = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    auto init =
+        lib != nullptr ? reinterpret_cast<int (*)()>(::dlsym(lib, "InitializeInjection")) : nullptr;
+    if (init == nullptr) {
+      std::fprintf(stderr, "cannot load InitializeInjection from %s\n", path);
+      return 65;
+    }
+    std::printf("InitializeInjection returned %d\n", init());
+  }
+  nvtxRangePushA("after cuInit");
+  nvtxRangePop();
+  std::fflush(stdout);
+  return status;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -316,6 +348,8 @@ int main(int argc, char** argv) {
     return memory_case(argc > 2 ? std::atol(argv[2]) : 10'000'000L,
                        argc > 3 ? std::atoi(argv[3]) : 8);
   }
+  if (which == "env") return env_case();
+  if (which == "cuda_inject") return cuda_inject_case(argc > 2 ? std::atoi(argv[2]) : 0);
   if (which == "overhead") return overhead_case(argc > 2 ? std::atol(argv[2]) : 2'000'000L);
   std::fprintf(stderr, "unknown case %s\n", which.c_str());
   return 64;

@@ -29,7 +29,8 @@ int g_name_calls = 0;
 // CUPTI's cuptiGetCallbackName, for two known functions.
 char const* fake_api_name(std::uint32_t domain, std::uint32_t cbid) {
   ++g_name_calls;
-  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020) {
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+      cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020) {
     return "cudaMemcpyAsync_v3020";
   }
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2) {
@@ -90,7 +91,8 @@ TEST_CASE("strip_version_suffix removes CUPTI's _v<digits> only") {
 }
 
 TEST_CASE("a kernel record keeps every field, its name interned once") {
-  for (CUpti_ActivityKind kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_KERNEL}) {
+  for (CUpti_ActivityKind kind :
+       {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_KERNEL}) {
     c::converter conv{&fake_api_name};
     c::gpu_out out;
     auto k = make_kernel(kind, "_Z6kernelPfi");

@@ -9,13 +9,16 @@
 // Records: CUPTI fills buffers we hand out from a small pool; each completed buffer is converted
 // (cupti_convert.cpp) and appended to the capture file. Timestamps come from our callback
 // (CLOCK_MONOTONIC ns) and API records carry the system tid, so GPU and NVTX share one timeline
-// and one set of thread ids. Buffers full: CUPTI drops records and says how many; we write
-// `info dropped=N` (never silent).
+// and one set of thread ids. Buffers full (16 of 4 MiB waiting to be written): CUPTI drops
+// records and counts them; we add the counts up and write `info dropped=N` once at the end
+// (never silent).
 //
-// End of the process: an at-exit handler (registered in InitializeInjection, so it runs before
-// the CUDA runtime's own handlers registered earlier are gone... and before the library
-// destructors) waits for the GPU work of active primary contexts, then flushes CUPTI with
-// CUPTI_ACTIVITY_FLAG_FLUSH_FORCED; inject.cpp's finish record comes after.
+// End of the process: an at-exit handler, registered in InitializeInjection (so it runs before
+// the handlers the CUDA runtime registered earlier, and before library destructors, when CUPTI
+// may already be unloaded), waits for the GPU work of the active primary contexts, then flushes
+// CUPTI with CUPTI_ACTIVITY_FLAG_FLUSH_FORCED; inject.cpp's finish record comes after. It runs
+// on the flusher thread with a bound (`exit_wait_ns`), so a GPU that never finishes cannot hang
+// the program's exit.
 //
 // Fatal signals: CUPTI's flush is not async-signal-safe (it locks and allocates), so the signal
 // handler does not call it. A dedicated flusher thread (started with CUPTI, all signals blocked)
@@ -85,7 +88,7 @@ constexpr int max_buffers = 16;  ///< 64 MiB at most; beyond, CUPTI drops (and c
 std::atomic<unsigned char*> g_free[max_buffers];
 std::atomic<int> g_allocated{0};
 
-std::mutex g_mutex;             ///< serialises buffer completion (CUPTI's thread, the flusher)
+std::mutex g_mutex;                ///< serialises buffer completion (CUPTI's thread, the flusher)
 converter* g_converter = nullptr;  ///< never freed: used until the very end of the process
 std::vector<unsigned char>* g_batch = nullptr;
 
@@ -95,6 +98,7 @@ constexpr std::int64_t exit_wait_ns = 30'000'000'000;   ///< how long exit waits
 std::atomic<std::uint32_t> g_flush_request{0};  ///< futex word: bumped to request a final flush
 std::atomic<std::uint32_t> g_flush_done{0};     ///< futex word: the last request served
 std::atomic<bool> g_flusher_running{false};
+std::atomic<std::uint64_t> g_dropped{0};  ///< records lost so far (CUPTI's count, and ours)
 
 // ---------------------------------------------------------------------------------------------
 
@@ -115,6 +119,35 @@ long futex(std::atomic<std::uint32_t>* word, int op, std::uint32_t value,
 void write_info(std::string_view text) noexcept {
   iovec part{const_cast<char*>(text.data()), text.size()};
   write_file_record(static_cast<std::uint32_t>(rec::gpu_record::info), &part, 1);
+}
+
+/// Writes `key=<n>`. Async-signal-safe (no allocation, no locale).
+void write_count_info(char const* key, std::uint64_t n) noexcept {
+  char text[64];
+  std::size_t len = 0;
+  while (key[len] != '\0' && len < 40) {
+    text[len] = key[len];
+    ++len;
+  }
+  text[len++] = '=';
+  char digits[24];
+  int nd = 0;
+  do {
+    digits[nd++] = static_cast<char>('0' + n % 10);
+    n /= 10;
+  } while (n != 0);
+  while (nd > 0) {
+    text[len++] = digits[--nd];
+  }
+  write_info(std::string_view{text, len});
+}
+
+/// Adds CUPTI's dropped count (reset by each query) to ours.
+void collect_dropped() noexcept {
+  size_t dropped = 0;
+  if (g_api.dropped(nullptr, 0, &dropped) == CUPTI_SUCCESS) {
+    g_dropped.fetch_add(dropped, std::memory_order_relaxed);
+  }
 }
 
 bool same_process() noexcept { return g_pid.load(std::memory_order_acquire) == ::getpid(); }
@@ -204,6 +237,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
     converter& conv = *g_converter;
     gpu_out out;
     CUpti_Activity* record = nullptr;
+    std::uint64_t lost = 0;
     while (g_api.next_record(buffer, valid, &record) == CUPTI_SUCCESS) {
       try {
         if (!conv.convert(record, out)) {
@@ -222,19 +256,16 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
           append_record(batch, static_cast<std::uint32_t>(out.kind), out.body, out.size);
         }
       } catch (std::bad_alloc const&) {
-        batch.clear();  // out of memory: this buffer's records are lost; the count says so
-        write_info("dropped_unwritten=1");
+        ++lost;  // out of memory: this record is lost, and counted
+        conv.clear_new_strings();
       }
       if (batch.size() >= (std::size_t{256} << 10)) {
         write_batch(batch);
       }
     }
     write_batch(batch);
-    size_t dropped = 0;
-    if (g_api.dropped(nullptr, 0, &dropped) == CUPTI_SUCCESS && dropped != 0) {
-      // Per buffer: the merger adds them up.
-      write_info("dropped=" + std::to_string(dropped));
-    }
+    g_dropped.fetch_add(lost, std::memory_order_relaxed);
+    collect_dropped();  // written once, at the end (final_flush)
   }
   release_buffer(buffer);
 }
@@ -300,6 +331,10 @@ void final_flush() noexcept {
   g_api.disable(CUPTI_ACTIVITY_KIND_DRIVER);
   synchronize_devices();
   g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  collect_dropped();
+  if (std::uint64_t const n = g_dropped.load(std::memory_order_relaxed); n != 0) {
+    write_count_info("dropped", n);  // one record: the process's total
+  }
   {
     std::lock_guard<std::mutex> lock{g_mutex};
     if (g_converter->gpu_work() == 0) {
@@ -502,8 +537,7 @@ int initialize() noexcept {
     }
     write_info("cupti=unavailable:" + why);
     if (mode != nullptr && std::strcmp(mode, "on") == 0) {
-      std::fprintf(stderr, "nvtxpp-capture: --cuda=on but CUPTI is unavailable: %s\n",
-                   why.c_str());
+      std::fprintf(stderr, "nvtxpp-capture: --cuda=on but CUPTI is unavailable: %s\n", why.c_str());
     }
     return 1;  // the program goes on; its trace is NVTX only
   }
@@ -535,7 +569,7 @@ void flush_from_signal(int sig) noexcept {
     return;
   }
   if (!request_flush(signal_wait_ns)) {
-    write_info("cupti_flush=timeout");
+    write_info("cupti_flush=timeout");  // GPU records still in CUPTI's buffers are lost
   }
 }
 

@@ -43,8 +43,9 @@ std::uint32_t converter::api_name_id(std::uint32_t domain, std::uint32_t cbid) {
   std::uint32_t const id =
       name != nullptr && *name != '\0'
           ? intern(strip_version_suffix(name))
-          : intern((domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "cuda runtime API " : "cuda driver API ") +
-                   std::to_string(cbid));
+          : intern(
+                (domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "cuda runtime API " : "cuda driver API ") +
+                std::to_string(cbid));
   api_ids_.emplace(key, id);
   return id;
 }
@@ -159,8 +160,8 @@ bool converter::convert(void const* activity, gpu_out& out) {
       g.correlation = a.correlationId;
       g.pid = a.processId;
       g.tid = a.threadId;
-      g.name = api_name_id(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API,
-                           a.cbid);
+      g.name =
+          api_name_id(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, a.cbid);
       g.return_value = static_cast<std::int32_t>(a.returnValue);
       put(out, rec::gpu_record::api, g);
       return true;

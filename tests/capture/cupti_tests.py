@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""nvtxpp-capture's CUPTI source without a GPU: the launcher's --cuda modes and the defined
+outcomes when CUPTI cannot be loaded, checked in the raw per-process files.
+
+usage: cupti_tests.py CASE --capture PATH --app PATH
+capture_app's `cuda_inject` case does what the CUDA driver does at cuInit: dlopen
+CUDA_INJECTION64_PATH and call InitializeInjection. Exit status 0 = pass.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import raw_file  # noqa: E402
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+def run(a, args, *, extra=(), env=None, raw=None):
+    cmd = [a.capture, "--summary-only"] + list(extra)
+    if raw:
+        cmd += ["--keep-raw", raw]
+    cmd += ["--", a.app] + list(args)
+    full_env = dict(os.environ)
+    for k, v in (env or {}).items():
+        if v is None:
+            full_env.pop(k, None)
+        else:
+            full_env[k] = v
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          timeout=120, env=full_env)
+
+
+def printed_env(stdout):
+    return dict(l.split("=", 1) for l in stdout.splitlines() if "=" in l and "INJECTION" in l
+                or l.startswith("NVTXPP_CUDA="))
+
+
+def one_file(raw):
+    files = raw_file.read_dir(raw)
+    check(len(files) == 1, f"one raw file, got {len(files)}")
+    return files[0] if files else None
+
+
+def pushes(f):
+    return [e[3] for e in f.nvtx_events() if e[0] == 0]
+
+
+def case_cuda_env(a, tmp):
+    clean = {"CUDA_INJECTION64_PATH": None, "NVTXPP_CUDA": None}
+    for extra, want_cuda, want_mode in (([], True, "auto"), (["--cuda=auto"], True, "auto"),
+                                        (["--cuda=on"], True, "on"), (["--cuda", "on"], True, "on"),
+                                        (["--cuda=off"], False, "off")):
+        p = run(a, ["env"], extra=extra, env=clean)
+        check(p.returncode == 0, f"{extra}: exit 0, got {p.returncode}: {p.stderr}")
+        env = printed_env(p.stdout)
+        nvtx = env.get("NVTX_INJECTION64_PATH", "-")
+        check(os.path.isabs(nvtx) and os.path.exists(nvtx), f"{extra}: NVTX path {nvtx}")
+        if want_cuda:
+            check(env.get("CUDA_INJECTION64_PATH") == nvtx,
+                  f"{extra}: CUDA_INJECTION64_PATH is the same library as NVTX's: {env}")
+        else:
+            check(env.get("CUDA_INJECTION64_PATH") == "-", f"{extra}: not set: {env}")
+        check(env.get("NVTXPP_CUDA") == want_mode, f"{extra}: NVTXPP_CUDA={want_mode}: {env}")
+    # off leaves the user's own CUDA injection alone.
+    p = run(a, ["env"], extra=["--cuda=off"], env={"CUDA_INJECTION64_PATH": "/opt/other.so"})
+    check(printed_env(p.stdout).get("CUDA_INJECTION64_PATH") == "/opt/other.so",
+          f"--cuda=off keeps the user's CUDA_INJECTION64_PATH: {p.stdout}")
+    p = run(a, ["env"], extra=["--cuda=maybe"])
+    check(p.returncode == 2 and "--cuda takes auto, on or off" in p.stderr,
+          f"a bad --cuda value is bad usage: {p.returncode} {p.stderr}")
+    p = subprocess.run([a.capture, "--help"], stdout=subprocess.PIPE, text=True)
+    check("--cuda=MODE" in p.stdout, "--help documents --cuda")
+
+
+def case_cupti_unavailable(a, tmp):
+    raw = os.path.join(tmp, "raw")
+    missing = os.path.join(tmp, "no-such-dir", "libcupti.so.13")
+    for mode in ("auto", "on"):
+        p = run(a, ["cuda_inject", "3"], extra=[f"--cuda={mode}"], raw=raw + mode,
+                env={"NVTXPP_CUPTI_PATH": missing})
+        check(p.returncode == 3, f"{mode}: the program's exit status 3 kept, got {p.returncode}: "
+              f"{p.stderr}")
+        check("InitializeInjection returned 1" in p.stdout, f"{mode}: CUDA goes on: {p.stdout}")
+        f = one_file(raw + mode)
+        if f is None:
+            continue
+        cupti = f.info_values("cupti")
+        check(len(cupti) == 1 and cupti[0].startswith("unavailable:") and missing in cupti[0],
+              f"{mode}: one info cupti=unavailable:<reason naming the path>, got {cupti}")
+        check(not f.info_values("gpu_work"), "no gpu_work record without CUPTI")
+        check(all(not v for v in f.gpu.values()), "no GPU records")
+        # One copy of the library: the NVTX range is in the same file (a second copy would have
+        # truncated it), after the CUDA record.
+        check(pushes(f) == ["after cuInit"], f"{mode}: the NVTX range recorded: {pushes(f)}")
+        check(f.finished, f"{mode}: the file is finished")
+        warned = "CUPTI is unavailable" in p.stderr
+        check(warned == (mode == "on"), f"{mode}: warns at once only with --cuda=on: {p.stderr}")
+
+
+def case_cupti_off(a, tmp):
+    # --cuda=off with a CUDA_INJECTION64_PATH of the user's that names our library anyway.
+    raw = os.path.join(tmp, "raw")
+    lib = printed_env(run(a, ["env"]).stdout)["NVTX_INJECTION64_PATH"]
+    p = run(a, ["cuda_inject"], extra=["--cuda=off"], raw=raw,
+            env={"CUDA_INJECTION64_PATH": lib, "NVTXPP_CUPTI_PATH": "/nonexistent"})
+    check(p.returncode == 0, f"exit 0: {p.stderr}")
+    f = one_file(raw)
+    if f is not None:
+        check(f.info_values("cupti") == ["off"], f"info cupti=off, got {f.info}")
+        check(pushes(f) == ["after cuInit"], f"the NVTX range recorded: {pushes(f)}")
+
+
+def case_cupti_default(a, tmp):
+    # This machine's own CUPTI, no GPU: whatever CUPTI does, one defined outcome, no crash.
+    raw = os.path.join(tmp, "raw")
+    p = run(a, ["cuda_inject", "5"], raw=raw, env={"NVTXPP_CUPTI_PATH": None})
+    check(p.returncode == 5, f"the program's exit status 5 kept, got {p.returncode}: {p.stderr}")
+    f = one_file(raw)
+    if f is None:
+        return
+    cupti = f.info_values("cupti")
+    print("cupti outcome here:", cupti, f.info)
+    check(len(cupti) == 1, f"one cupti record, got {cupti}")
+    if cupti == ["loaded"]:
+        check(f.info_values("gpu_work") == ["none"], f"no GPU work recorded: {f.info}")
+    else:
+        check(cupti and cupti[0].startswith("unavailable:") and len(cupti[0]) > 12,
+              f"unavailable with a reason: {cupti}")
+    check(pushes(f) == ["after cuInit"], f"the NVTX range recorded: {pushes(f)}")
+    check(f.finished, "the file is finished")
+
+
+CASES = {
+    "cuda_env": case_cuda_env,
+    "cupti_unavailable": case_cupti_unavailable,
+    "cupti_off": case_cupti_off,
+    "cupti_default": case_cupti_default,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=sorted(CASES))
+    ap.add_argument("--capture", required=True)
+    ap.add_argument("--app", required=True)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        CASES[a.case](a, tmp)
+    if failures:
+        print(f"{len(failures)} check(s) failed", file=sys.stderr)
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
