@@ -8,6 +8,8 @@ CUDA_INJECTION64_PATH and call InitializeInjection. Exit status 0 = pass.
 """
 import argparse
 import os
+import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -139,7 +141,114 @@ def case_cupti_default(a, tmp):
     check(f.finished, "the file is finished")
 
 
+def run_fake(a, tmp, mode):
+    raw = os.path.join(tmp, "raw")
+    p = run(a, ["fake_gpu", mode], raw=raw, env={"NVTXPP_CUPTI_PATH": a.fake_cupti})
+    print(p.stdout, p.stderr)
+    return p, raw_file.read_dir(raw)
+
+
+def check_fake_work(f):
+    """The work of fake_gpu: 3 launches inside "gpu work", a copy, a memset."""
+    check(f.info_values("cupti") == ["loaded"], f"cupti=loaded: {f.info}")
+    ev = f.nvtx_events()
+    work = [e for e in ev if e[0] == 0 and e[3] == "gpu work"]
+    check(len(work) == 1, "the range 'gpu work'")
+    if not work:
+        return
+    push_ns, tid = work[0][1], work[0][2]
+    pop_ns = min(e[1] for e in ev if e[0] == 1 and e[2] == tid and e[1] >= push_ns)
+    ks = f.gpu["kernel"]
+    check(len(ks) == 3 and all(f.strings.get(k["name"]) == "_Z4fakePi" for k in ks),
+          f"3 kernels named by string records: {ks} {f.strings}")
+    apis = f.gpu["api"]
+    check(len(apis) == 3 and all(f.strings.get(x["name"]) == "cudaLaunchKernel" for x in apis),
+          f"3 API records named cudaLaunchKernel (version suffix stripped): "
+          f"{[f.strings.get(x['name']) for x in apis]}")
+    check(all(x["tid"] == tid for x in apis), f"API tid is the NVTX thread's gettid {tid}: "
+          f"{[x['tid'] for x in apis]}")
+    check(all(push_ns < x["start"] <= x["end"] < pop_ns for x in apis),
+          "API calls lie inside the range: GPU times are CLOCK_MONOTONIC ns "
+          f"({push_ns} .. {pop_ns}: {[(x['start'], x['end']) for x in apis]})")
+    check(all(k["start"] > push_ns for k in ks), "no kernel starts before its range")
+    check(sorted(k["correlation"] for k in ks) == sorted(x["correlation"] for x in apis),
+          "kernels and launches correlate")
+    check([c["copy_kind"] for c in f.gpu["memcpy"]] == [1], f"one HtoD copy: {f.gpu['memcpy']}")
+    check(len(f.gpu["memset"]) == 1, "one memset")
+    # A name's string record comes before the first record that uses it.
+    kinds = [k for k, _ in f.records]
+    check(kinds.index(14) < kinds.index(9), "strings before the records that use them")
+    check(not f.info_values("gpu_work"), "GPU work seen: no gpu_work=none")
+    check(not f.info_values("cupti_flush"), f"the flush finished: {f.info}")
+
+
+def case_fake_exit(a, tmp):
+    p, files = run_fake(a, tmp, "exit")
+    check(p.returncode == 0, f"exit 0, got {p.returncode}")
+    check(len(files) == 1, f"one file, got {len(files)}")
+    for f in files:
+        check_fake_work(f)
+        check(not f.info_values("dropped"), "nothing dropped")
+        check(f.finished, "finished")
+        # Records arrive only when flushed: the exit path flushed before the finish record.
+        kinds = [k for k, _ in f.records]
+        check(max(i for i, k in enumerate(kinds) if k == 9) < kinds.index(7),
+              "GPU records before the finish record")
+
+
+def case_fake_none(a, tmp):
+    p, files = run_fake(a, tmp, "none")
+    check(p.returncode == 0, f"exit 0, got {p.returncode}")
+    for f in files:
+        check(f.info_values("cupti") == ["loaded"], f"cupti=loaded: {f.info}")
+        check(f.info_values("gpu_work") == ["none"], f"gpu_work=none: {f.info}")
+        check(all(not v for v in f.gpu.values()), "no GPU records")
+
+
+def case_fake_drop(a, tmp):
+    p, files = run_fake(a, tmp, "drop")
+    check(p.returncode == 0, f"exit 0, got {p.returncode}")
+    for f in files:
+        check_fake_work(f)
+        check(f.info_values("dropped") == ["5"], f"one dropped=5 record: {f.info}")
+
+
+def case_fake_term(a, tmp):
+    p, files = run_fake(a, tmp, "term")
+    check(p.returncode == -signal.SIGTERM, f"killed by SIGTERM, got {p.returncode}")
+    check(len(files) == 1, f"one file, got {len(files)}")
+    for f in files:
+        # The fake delivers records only on a flush: they are here because the signal path had
+        # the flusher thread flush CUPTI.
+        check_fake_work(f)
+        killed = [e for e in f.nvtx_events() if e[0] == 0 and e[3] == "killed"]
+        check(len(killed) == 1, "the range open at the signal")
+        check(f.finished, "finished")
+        check(struct.unpack_from("<qqi", [b for k, b in f.records if k == 7][0])[2] == 1,
+              "finish reason: signal")
+
+
+def case_fake_fork(a, tmp):
+    p, files = run_fake(a, tmp, "fork")
+    check(p.returncode == 0, f"exit 0, got {p.returncode}")
+    check(len(files) == 2, f"two files, got {len(files)}")
+    parent = [f for f in files if any(e[3] == "gpu work" for e in f.nvtx_events())]
+    child = [f for f in files if any(e[3] == "in child" for e in f.nvtx_events())]
+    check(len(parent) == 1 and len(child) == 1, "one parent, one child file")
+    if parent and child:
+        check_fake_work(parent[0])
+        c = child[0]
+        check(c.info_values("cupti") == ["unavailable:forked child"], f"child: {c.info}")
+        check(all(not v for v in c.gpu.values()), "the child writes none of the parent's records")
+        check(c.finished, "the child's file is finished")
+
+
 CASES = {
+    "fake_exit": case_fake_exit,
+    "fake_none": case_fake_none,
+    "fake_drop": case_fake_drop,
+    "fake_term": case_fake_term,
+    "fake_fork": case_fake_fork,
     "cuda_env": case_cuda_env,
     "cupti_unavailable": case_cupti_unavailable,
     "cupti_off": case_cupti_off,
@@ -152,6 +261,7 @@ def main():
     ap.add_argument("case", choices=sorted(CASES))
     ap.add_argument("--capture", required=True)
     ap.add_argument("--app", required=True)
+    ap.add_argument("--fake-cupti", required=True, help="the test double of libcupti")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         CASES[a.case](a, tmp)
