@@ -424,6 +424,9 @@ void finish(rec::finish_reason how) noexcept {
   if (g_finished.exchange(true)) {
     return;
   }
+  if (how == rec::finish_reason::exit) {
+    cupti::flush_at_exit();  // GPU records before the finish record (usually done at atexit)
+  }
   // Blocks handed to the writer: written here, unless the writer already holds them; then wait
   // for it (up to ~2 s; never on the writer thread itself, which does not take signals). On the
   // way out through exit() the blocks go back to their threads, so that a thread waiting for one
