@@ -48,8 +48,10 @@ class RawFile:
                 self.gpu[name].append(dict(zip(fields.split(), st.unpack(b))))
         clocks = [struct.unpack_from("<qq", b) for k, b in self.records if k in (6, 7)]
         self.finished = any(k == 7 for k, _ in self.records)
-        # The merger's clock model: header estimate, refined by a calibration point > 200 ms on.
-        if self.tsc and clocks and clocks[-1][1] - self.ns0 > 200_000_000:
+        # Ticks to ns: interpolate between the header's calibration point and the last one (the
+        # finish record), both exact pairs; the header's 2 ms estimate only when there is none.
+        # (merge.cpp refines only past 200 ms; under that its error can reach a few us.)
+        if self.tsc and clocks and clocks[-1][1] - self.ns0 > 2_000_000:
             t1, n1 = clocks[-1]
             self.ns_per_tick = (n1 - self.ns0) / (t1 - self.ticks0)
         elif not self.tsc:
