@@ -387,6 +387,15 @@ bool request_flush(std::int64_t wait_ns) noexcept {
 
 void at_exit() { flush_at_exit(); }
 
+/// The final flush did not finish in time: says so, with the records dropped until then.
+/// Async-signal-safe.
+void write_timeout() noexcept {
+  write_info("cupti_flush=timeout");
+  if (std::uint64_t const n = g_dropped.load(std::memory_order_relaxed); n != 0) {
+    write_count_info("dropped", n);
+  }
+}
+
 // Loading --------------------------------------------------------------------------------------
 
 /// dlopen's CUPTI; on failure returns nullptr and sets `why`.
@@ -559,7 +568,7 @@ void flush_at_exit() noexcept {
     final_flush();
   }
   if (g_state.load(std::memory_order_acquire) != closed) {
-    write_info("cupti_flush=timeout");
+    write_timeout();
   }
 }
 
@@ -569,7 +578,7 @@ void flush_from_signal(int sig) noexcept {
     return;
   }
   if (!request_flush(signal_wait_ns)) {
-    write_info("cupti_flush=timeout");  // GPU records still in CUPTI's buffers are lost
+    write_timeout();  // GPU records still in CUPTI's buffers are lost
   }
 }
 
