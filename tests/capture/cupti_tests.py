@@ -2,9 +2,12 @@
 """nvtxpp-capture's CUPTI source without a GPU: the launcher's --cuda modes and the defined
 outcomes when CUPTI cannot be loaded, checked in the raw per-process files.
 
-usage: cupti_tests.py CASE --capture PATH --app PATH
-capture_app's `cuda_inject` case does what the CUDA driver does at cuInit: dlopen
-CUDA_INJECTION64_PATH and call InitializeInjection. Exit status 0 = pass.
+usage: cupti_tests.py CASE --capture PATH --app PATH --fake-cupti PATH
+capture_app's `cuda_inject` and `fake_gpu` cases do what the CUDA driver does at cuInit: dlopen
+CUDA_INJECTION64_PATH and call InitializeInjection. The fake_* cases load a test double of CUPTI
+(fake_cupti.cpp) that delivers its records only when flushed, so the run-time half of the CUPTI
+source (flush at exit and on SIGTERM, dropped counts, fork, thread ids, clock) is checked without
+a GPU. Exit status 0 = pass.
 """
 import argparse
 import os
@@ -141,9 +144,10 @@ def case_cupti_default(a, tmp):
     check(f.finished, "the file is finished")
 
 
-def run_fake(a, tmp, mode):
+def run_fake(a, tmp, mode, env=None):
     raw = os.path.join(tmp, "raw")
-    p = run(a, ["fake_gpu", mode], raw=raw, env={"NVTXPP_CUPTI_PATH": a.fake_cupti})
+    p = run(a, ["fake_gpu", mode], raw=raw,
+            env=dict({"NVTXPP_CUPTI_PATH": a.fake_cupti}, **(env or {})))
     print(p.stdout, p.stderr)
     return p, raw_file.read_dir(raw)
 
@@ -228,6 +232,19 @@ def case_fake_term(a, tmp):
               "finish reason: signal")
 
 
+def case_fake_hang(a, tmp):
+    # SIGTERM while CUPTI's flush cannot finish: the handler waits a bounded time (5 s), says
+    # so, and the program still dies of the signal with its NVTX events written.
+    p, files = run_fake(a, tmp, "term", env={"FAKE_CUPTI_FLUSH_HANGS": "1"})
+    check(p.returncode == -signal.SIGTERM, f"killed by SIGTERM, got {p.returncode}")
+    for f in files:
+        check(f.info_values("cupti_flush") == ["timeout"], f"cupti_flush=timeout: {f.info}")
+        check(not f.gpu["kernel"], "the buffered records are lost (and that is said)")
+        work = [e for e in f.nvtx_events() if e[0] == 0 and e[3] in ("gpu work", "killed")]
+        check(len(work) == 2, "the NVTX events are all written")
+        check(f.finished, "finished")
+
+
 def case_fake_fork(a, tmp):
     p, files = run_fake(a, tmp, "fork")
     check(p.returncode == 0, f"exit 0, got {p.returncode}")
@@ -249,6 +266,7 @@ CASES = {
     "fake_drop": case_fake_drop,
     "fake_term": case_fake_term,
     "fake_fork": case_fake_fork,
+    "fake_hang": case_fake_hang,
     "cuda_env": case_cuda_env,
     "cupti_unavailable": case_cupti_unavailable,
     "cupti_off": case_cupti_off,

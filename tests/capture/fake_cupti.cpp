@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -127,6 +128,11 @@ CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* dropp
 }
 
 CUptiResult cuptiActivityFlushAll(uint32_t) {
+  if (std::getenv("FAKE_CUPTI_FLUSH_HANGS") != nullptr) {
+    for (;;) {
+      ::pause();  // a flush that never returns (a lock held by the interrupted thread)
+    }
+  }
   std::unique_lock<std::mutex> lock{g_mutex};
   std::vector<std::vector<unsigned char>> records;
   records.swap(g_pending);
