@@ -5,6 +5,7 @@
 #include <nvtx3/nvToolsExtCudaRt.h>
 #include <nvtx3/nvtx3.hpp>
 
+#include <dlfcn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -280,6 +281,88 @@ int overhead_case(long n) {
   return 0;
 }
 
+// Prints the injection variables the launcher set ("-" when unset).
+int env_case() {
+  for (char const* name : {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH", "NVTXPP_CUDA"}) {
+    char const* v = std::getenv(name);
+    std::printf("%s=%s\n", name, v != nullptr ? v : "-");
+  }
+  return 0;
+}
+
+// Does what the CUDA driver does at cuInit when CUDA_INJECTION64_PATH is set (no GPU needed):
+// dlopen that library and call its InitializeInjection. False when it cannot.
+bool call_cuda_injection() {
+  char const* path = std::getenv("CUDA_INJECTION64_PATH");
+  if (path == nullptr) {
+    std::printf("no CUDA_INJECTION64_PATH\n");
+    return true;
+  }
+  void* lib = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  auto init =
+      lib != nullptr ? reinterpret_cast<int (*)()>(::dlsym(lib, "InitializeInjection")) : nullptr;
+  if (init == nullptr) {
+    std::fprintf(stderr, "cannot load InitializeInjection from %s\n", path);
+    return false;
+  }
+  std::printf("InitializeInjection returned %d\n", init());
+  return true;
+}
+
+// "cuInit", then one NVTX range, and exit `status`.
+int cuda_inject_case(int status) {
+  if (!call_cuda_injection()) {
+    return 65;
+  }
+  nvtxRangePushA("after cuInit");
+  nvtxRangePop();
+  std::fflush(stdout);
+  return status;
+}
+
+// With the test double of CUPTI (fake_cupti.cpp, NVTXPP_CUPTI_PATH): "cuInit", then 3 kernel
+// launches (and a copy and a memset) inside the range "gpu work". mode: exit (return 0), none
+// (no GPU work), drop (CUPTI drops 5 records), term (SIGTERM with the records still buffered),
+// fork (a child after the work).
+int fake_gpu_case(std::string const& mode) {
+  if (!call_cuda_injection()) {
+    return 65;
+  }
+  if (mode == "none") {
+    return 0;
+  }
+  void* fake = ::dlopen(std::getenv("NVTXPP_CUPTI_PATH"), RTLD_NOW | RTLD_NOLOAD);
+  auto launch =
+      fake != nullptr
+          ? reinterpret_cast<void (*)(int, std::size_t)>(::dlsym(fake, "fake_cupti_launch"))
+          : nullptr;
+  if (launch == nullptr) {
+    std::fprintf(stderr, "the fake CUPTI is not loaded\n");
+    return 66;
+  }
+  nvtxRangePushA("gpu work");
+  spin_us(1000);  // margins far above any clock-mapping error
+  launch(3, mode == "drop" ? 5 : 0);
+  spin_us(1000);
+  nvtxRangePop();
+  if (mode == "term") {
+    nvtxRangePushA("killed");
+    std::raise(SIGTERM);
+  }
+  if (mode == "fork") {
+    pid_t const child = ::fork();
+    if (child == 0) {
+      nvtxRangePushA("in child");
+      nvtxRangePop();
+      std::exit(0);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -316,6 +399,9 @@ int main(int argc, char** argv) {
     return memory_case(argc > 2 ? std::atol(argv[2]) : 10'000'000L,
                        argc > 3 ? std::atoi(argv[3]) : 8);
   }
+  if (which == "env") return env_case();
+  if (which == "cuda_inject") return cuda_inject_case(argc > 2 ? std::atoi(argv[2]) : 0);
+  if (which == "fake_gpu") return fake_gpu_case(argc > 2 ? argv[2] : "exit");
   if (which == "overhead") return overhead_case(argc > 2 ? std::atol(argv[2]) : 2'000'000L);
   std::fprintf(stderr, "unknown case %s\n", which.c_str());
   return 64;

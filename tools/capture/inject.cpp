@@ -20,6 +20,8 @@
 
 #include "../recording/core.hpp"
 #include "../recording/format.hpp"
+#include "cupti.hpp"
+#include "inject_internal.hpp"
 
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -440,6 +442,9 @@ void finish(rec::finish_reason how) noexcept {
   if (g_finished.exchange(true)) {
     return;
   }
+  if (how == rec::finish_reason::exit) {
+    cupti::flush_at_exit();  // GPU records before the finish record (usually done at atexit)
+  }
   bool const in_signal = how == rec::finish_reason::signal;
   // Events from here on are after the end: threads that go on running stop filling blocks, so
   // the loops below have a bounded amount left to write.
@@ -569,6 +574,7 @@ constexpr int fatal_signals[] = {SIGINT,  SIGTERM, SIGHUP, SIGQUIT, SIGABRT,
 
 void on_signal(int sig) noexcept {
   int const saved = errno;
+  cupti::flush_from_signal(sig);  // GPU records first (a bounded wait for the CUPTI flusher)
   finish(rec::finish_reason::signal);
   // SA_RESETHAND restored the default action; the signal is blocked in this handler, so the
   // raise takes effect when the handler returns.
@@ -606,27 +612,37 @@ void after_fork_in_child() noexcept {
   if (open_file()) {
     write_known_names();
   }
+  cupti::after_fork_in_child();
 }
 
-std::atomic<bool> g_started{false};
+bool setup_once() noexcept {
+  rec::hooks h;
+  h.chunk_full = &on_chunk_full;
+  h.thread_exit = &on_thread_exit;
+  h.string_defined = &on_string;
+  h.domain_defined = &on_domain;
+  h.category_named = &on_category;
+  h.thread_named = &on_thread_named;
+  rec::set_hooks(h);
+  if (!open_file()) {
+    return false;
+  }
+  install_signal_handlers();
+  ::pthread_atfork(&before_fork, &after_fork_in_parent, &after_fork_in_child);
+  rec::set_recording(true);
+  return true;
+}
+
+/// Opens the file and installs the handlers, once (NVTX's first call or the CUDA driver's, which
+/// may come from two threads at once: the static's guard makes the second wait); false when the
+/// process is not captured.
+bool setup_process() noexcept {
+  static bool const ok = setup_once();
+  return ok && g_fd >= 0;
+}
 
 int start(NvtxGetExportTableFunc_t get_export_table) noexcept {
-  if (!g_started.exchange(true)) {
-    rec::hooks h;
-    h.chunk_full = &on_chunk_full;
-    h.thread_exit = &on_thread_exit;
-    h.string_defined = &on_string;
-    h.domain_defined = &on_domain;
-    h.category_named = &on_category;
-    h.thread_named = &on_thread_named;
-    rec::set_hooks(h);
-    if (!open_file()) {
-      return 0;
-    }
-    install_signal_handlers();
-    ::pthread_atfork(&before_fork, &after_fork_in_parent, &after_fork_in_child);
-    rec::set_recording(true);
-  } else if (g_fd < 0) {
+  if (!setup_process()) {
     return 0;
   }
   // Called once per NVTX instance (the program and each shared library with its own NVTX copy).
@@ -638,6 +654,18 @@ int start(NvtxGetExportTableFunc_t get_export_table) noexcept {
 __attribute__((destructor)) void at_unload() { finish(rec::finish_reason::exit); }
 
 }  // namespace
+
+// For the CUPTI source (inject_internal.hpp).
+bool ensure_capture_started() noexcept { return setup_process(); }
+void write_file_record(std::uint32_t kind, iovec* parts, int count) noexcept {
+  write_record(static_cast<rec::file_record>(kind), parts, count);
+}
+void write_file_bytes(void const* data, std::size_t size) noexcept {
+  if (g_fd >= 0) {
+    iovec iov{const_cast<void*>(data), size};
+    write_all(&iov, 1);
+  }
+}
 
 }  // namespace nvtxpp::capture
 

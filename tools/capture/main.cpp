@@ -51,6 +51,11 @@ constexpr char usage[] =
     "                      directory, removed afterwards)\n"
     "      --convert DIR   run no program: turn the raw recording kept in DIR (--keep-raw, or\n"
     "                      the directory named after a failed write) into the outputs\n"
+    "      --cuda=MODE     GPU activity through CUPTI: auto (default) and on record kernels,\n"
+    "                      copies, memsets, synchronisations and CUDA API calls of programs\n"
+    "                      that use CUDA (CUPTI is loaded only when the program initialises\n"
+    "                      CUDA; if it cannot be loaded the trace is NVTX only, with a\n"
+    "                      warning; on also warns at once); off records NVTX only\n"
     "      --lib PATH      injection library (default: libnvtxpp_inject.so next to this program,\n"
     "                      or in ../lib)\n"
     "  -h, --help          this text\n"
@@ -113,6 +118,22 @@ std::int64_t monotonic_ns() {
 }
 
 pid_t g_child = -1;
+
+/// `--cuda` value: "auto", "on" or "off"; anything else is bad usage.
+bool valid_cuda_mode(std::string const& mode) {
+  return mode == "auto" || mode == "on" || mode == "off";
+}
+
+/// In the child, before exec: the CUDA driver loads the injection library (the same absolute
+/// path as NVTX's, so the process has one copy) and calls its InitializeInjection at cuInit,
+/// which starts CUPTI. off: not set (a CUDA_INJECTION64_PATH of the user's own stays).
+/// NVTXPP_CUDA tells the library the mode.
+void set_cuda_env(std::string const& mode, std::string const& lib) {
+  ::setenv("NVTXPP_CUDA", mode.c_str(), 1);
+  if (mode != "off") {
+    ::setenv("CUDA_INJECTION64_PATH", lib.c_str(), 1);
+  }
+}
 
 void forward_signal(int sig) {
   if (g_child > 0) {
@@ -263,6 +284,7 @@ int main(int argc, char** argv) {
   std::string keep_raw;
   std::string convert;
   std::string lib;
+  std::string cuda_mode = "auto";
   bool summary = true;
   bool trace = true;
   cap::summary_options sopt;
@@ -293,6 +315,11 @@ int main(int argc, char** argv) {
       keep_raw = value("--keep-raw");
     } else if (a == "--convert") {
       convert = value("--convert");
+    } else if (a == "--cuda" || a.rfind("--cuda=", 0) == 0) {
+      cuda_mode = a == "--cuda" ? value("--cuda") : a.substr(7);
+      if (!valid_cuda_mode(cuda_mode)) {
+        fail(2, "--cuda takes auto, on or off, not '" + cuda_mode + "'");
+      }
     } else if (a == "--lib") {
       lib = value("--lib");
     } else if (a == "-h" || a == "--help") {
@@ -342,7 +369,9 @@ int main(int argc, char** argv) {
   } else if (!readable(lib)) {
     fail(2, "cannot read injection library " + lib);
   }
-  if (lib[0] != '/') {
+  if (char resolved[PATH_MAX]; ::realpath(lib.c_str(), resolved) != nullptr) {
+    lib = resolved;  // one canonical path for both NVTX and the CUDA driver
+  } else if (lib[0] != '/') {
     char cwd[PATH_MAX];
     if (::getcwd(cwd, sizeof cwd) != nullptr) {
       lib = std::string{cwd} + "/" + lib;
@@ -397,6 +426,7 @@ int main(int argc, char** argv) {
     }
     ::setenv("NVTX_INJECTION64_PATH", lib.c_str(), 1);
     ::setenv("NVTXPP_CAPTURE_DIR", raw_dir.c_str(), 1);
+    set_cuda_env(cuda_mode, lib);
     ::execvp(argv[i], argv + i);
     std::fprintf(stderr, "nvtxpp-capture: cannot run '%s': %s\n", argv[i], std::strerror(errno));
     ::_exit(127);

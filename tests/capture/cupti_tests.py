@@ -1,0 +1,294 @@
+#!/usr/bin/env python3
+"""nvtxpp-capture's CUPTI source without a GPU: the launcher's --cuda modes and the defined
+outcomes when CUPTI cannot be loaded, checked in the raw per-process files.
+
+usage: cupti_tests.py CASE --capture PATH --app PATH --fake-cupti PATH
+capture_app's `cuda_inject` and `fake_gpu` cases do what the CUDA driver does at cuInit: dlopen
+CUDA_INJECTION64_PATH and call InitializeInjection. The fake_* cases load a test double of CUPTI
+(fake_cupti.cpp) that delivers its records only when flushed, so the run-time half of the CUPTI
+source (flush at exit and on SIGTERM, dropped counts, fork, thread ids, clock) is checked without
+a GPU. Exit status 0 = pass.
+"""
+import argparse
+import os
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import raw_file  # noqa: E402
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+
+
+def run(a, args, *, extra=(), env=None, raw=None):
+    cmd = [a.capture, "--summary-only"] + list(extra)
+    if raw:
+        cmd += ["--keep-raw", raw]
+    cmd += ["--", a.app] + list(args)
+    full_env = dict(os.environ)
+    for k, v in (env or {}).items():
+        if v is None:
+            full_env.pop(k, None)
+        else:
+            full_env[k] = v
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          timeout=120, env=full_env)
+
+
+def printed_env(stdout):
+    return dict(l.split("=", 1) for l in stdout.splitlines() if "=" in l and "INJECTION" in l
+                or l.startswith("NVTXPP_CUDA="))
+
+
+def one_file(raw):
+    files = raw_file.read_dir(raw)
+    check(len(files) == 1, f"one raw file, got {len(files)}")
+    return files[0] if files else None
+
+
+def pushes(f):
+    return [e[3] for e in f.nvtx_events() if e[0] == 0]
+
+
+def case_cuda_env(a, tmp):
+    clean = {"CUDA_INJECTION64_PATH": None, "NVTXPP_CUDA": None}
+    for extra, want_cuda, want_mode in (([], True, "auto"), (["--cuda=auto"], True, "auto"),
+                                        (["--cuda=on"], True, "on"), (["--cuda", "on"], True, "on"),
+                                        (["--cuda=off"], False, "off")):
+        p = run(a, ["env"], extra=extra, env=clean)
+        check(p.returncode == 0, f"{extra}: exit 0, got {p.returncode}: {p.stderr}")
+        env = printed_env(p.stdout)
+        nvtx = env.get("NVTX_INJECTION64_PATH", "-")
+        check(os.path.isabs(nvtx) and os.path.exists(nvtx), f"{extra}: NVTX path {nvtx}")
+        if want_cuda:
+            check(env.get("CUDA_INJECTION64_PATH") == nvtx,
+                  f"{extra}: CUDA_INJECTION64_PATH is the same library as NVTX's: {env}")
+        else:
+            check(env.get("CUDA_INJECTION64_PATH") == "-", f"{extra}: not set: {env}")
+        check(env.get("NVTXPP_CUDA") == want_mode, f"{extra}: NVTXPP_CUDA={want_mode}: {env}")
+    # off leaves the user's own CUDA injection alone.
+    p = run(a, ["env"], extra=["--cuda=off"], env={"CUDA_INJECTION64_PATH": "/opt/other.so"})
+    check(printed_env(p.stdout).get("CUDA_INJECTION64_PATH") == "/opt/other.so",
+          f"--cuda=off keeps the user's CUDA_INJECTION64_PATH: {p.stdout}")
+    p = run(a, ["env"], extra=["--cuda=maybe"])
+    check(p.returncode == 2 and "--cuda takes auto, on or off" in p.stderr,
+          f"a bad --cuda value is bad usage: {p.returncode} {p.stderr}")
+    p = subprocess.run([a.capture, "--help"], stdout=subprocess.PIPE, text=True)
+    check("--cuda=MODE" in p.stdout, "--help documents --cuda")
+
+
+def case_cupti_unavailable(a, tmp):
+    raw = os.path.join(tmp, "raw")
+    missing = os.path.join(tmp, "no-such-dir", "libcupti.so.13")
+    for mode in ("auto", "on"):
+        p = run(a, ["cuda_inject", "3"], extra=[f"--cuda={mode}"], raw=raw + mode,
+                env={"NVTXPP_CUPTI_PATH": missing})
+        check(p.returncode == 3, f"{mode}: the program's exit status 3 kept, got {p.returncode}: "
+              f"{p.stderr}")
+        check("InitializeInjection returned 1" in p.stdout, f"{mode}: CUDA goes on: {p.stdout}")
+        f = one_file(raw + mode)
+        if f is None:
+            continue
+        cupti = f.info_values("cupti")
+        check(len(cupti) == 1 and cupti[0].startswith("unavailable:") and missing in cupti[0],
+              f"{mode}: one info cupti=unavailable:<reason naming the path>, got {cupti}")
+        check(not f.info_values("gpu_work"), "no gpu_work record without CUPTI")
+        check(all(not v for v in f.gpu.values()), "no GPU records")
+        # One copy of the library: the NVTX range is in the same file (a second copy would have
+        # truncated it), after the CUDA record.
+        check(pushes(f) == ["after cuInit"], f"{mode}: the NVTX range recorded: {pushes(f)}")
+        check(f.finished, f"{mode}: the file is finished")
+        warned = "CUPTI is unavailable" in p.stderr
+        check(warned == (mode == "on"), f"{mode}: warns at once only with --cuda=on: {p.stderr}")
+
+
+def case_cupti_off(a, tmp):
+    # --cuda=off with a CUDA_INJECTION64_PATH of the user's that names our library anyway.
+    raw = os.path.join(tmp, "raw")
+    lib = printed_env(run(a, ["env"]).stdout)["NVTX_INJECTION64_PATH"]
+    p = run(a, ["cuda_inject"], extra=["--cuda=off"], raw=raw,
+            env={"CUDA_INJECTION64_PATH": lib, "NVTXPP_CUPTI_PATH": "/nonexistent"})
+    check(p.returncode == 0, f"exit 0: {p.stderr}")
+    f = one_file(raw)
+    if f is not None:
+        check(f.info_values("cupti") == ["off"], f"info cupti=off, got {f.info}")
+        check(pushes(f) == ["after cuInit"], f"the NVTX range recorded: {pushes(f)}")
+
+
+def case_cupti_default(a, tmp):
+    # This machine's own CUPTI, no GPU: whatever CUPTI does, one defined outcome, no crash.
+    raw = os.path.join(tmp, "raw")
+    p = run(a, ["cuda_inject", "5"], raw=raw, env={"NVTXPP_CUPTI_PATH": None})
+    check(p.returncode == 5, f"the program's exit status 5 kept, got {p.returncode}: {p.stderr}")
+    f = one_file(raw)
+    if f is None:
+        return
+    cupti = f.info_values("cupti")
+    print("cupti outcome here:", cupti, f.info)
+    check(len(cupti) == 1, f"one cupti record, got {cupti}")
+    if cupti == ["loaded"]:
+        check(f.info_values("gpu_work") == ["none"], f"no GPU work recorded: {f.info}")
+    else:
+        check(cupti and cupti[0].startswith("unavailable:") and len(cupti[0]) > 12,
+              f"unavailable with a reason: {cupti}")
+    check(pushes(f) == ["after cuInit"], f"the NVTX range recorded: {pushes(f)}")
+    check(f.finished, "the file is finished")
+
+
+def run_fake(a, tmp, mode, env=None):
+    raw = os.path.join(tmp, "raw")
+    p = run(a, ["fake_gpu", mode], raw=raw,
+            env=dict({"NVTXPP_CUPTI_PATH": a.fake_cupti}, **(env or {})))
+    print(p.stdout, p.stderr)
+    return p, raw_file.read_dir(raw)
+
+
+def check_fake_work(f):
+    """The work of fake_gpu: 3 launches inside "gpu work", a copy, a memset."""
+    check(f.info_values("cupti") == ["loaded"], f"cupti=loaded: {f.info}")
+    ev = f.nvtx_events()
+    work = [e for e in ev if e[0] == 0 and e[3] == "gpu work"]
+    check(len(work) == 1, "the range 'gpu work'")
+    if not work:
+        return
+    push_ns, tid = work[0][1], work[0][2]
+    pop_ns = min(e[1] for e in ev if e[0] == 1 and e[2] == tid and e[1] >= push_ns)
+    ks = f.gpu["kernel"]
+    check(len(ks) == 3 and all(f.strings.get(k["name"]) == "_Z4fakePi" for k in ks),
+          f"3 kernels named by string records: {ks} {f.strings}")
+    apis = f.gpu["api"]
+    check(len(apis) == 3 and all(f.strings.get(x["name"]) == "cudaLaunchKernel" for x in apis),
+          f"3 API records named cudaLaunchKernel (version suffix stripped): "
+          f"{[f.strings.get(x['name']) for x in apis]}")
+    check(all(x["tid"] == tid for x in apis), f"API tid is the NVTX thread's gettid {tid}: "
+          f"{[x['tid'] for x in apis]}")
+    check(all(push_ns < x["start"] <= x["end"] < pop_ns for x in apis),
+          "API calls lie inside the range: GPU times are CLOCK_MONOTONIC ns "
+          f"({push_ns} .. {pop_ns}: {[(x['start'], x['end']) for x in apis]})")
+    check(all(k["start"] > push_ns for k in ks), "no kernel starts before its range")
+    check(sorted(k["correlation"] for k in ks) == sorted(x["correlation"] for x in apis),
+          "kernels and launches correlate")
+    check([c["copy_kind"] for c in f.gpu["memcpy"]] == [1], f"one HtoD copy: {f.gpu['memcpy']}")
+    check(len(f.gpu["memset"]) == 1, "one memset")
+    # A name's string record comes before the first record that uses it.
+    kinds = [k for k, _ in f.records]
+    check(kinds.index(14) < kinds.index(9), "strings before the records that use them")
+    check(not f.info_values("gpu_work"), "GPU work seen: no gpu_work=none")
+    check(not f.info_values("cupti_flush"), f"the flush finished: {f.info}")
+
+
+def case_fake_exit(a, tmp):
+    p, files = run_fake(a, tmp, "exit")
+    check(p.returncode == 0, f"exit 0, got {p.returncode}")
+    check(len(files) == 1, f"one file, got {len(files)}")
+    for f in files:
+        check_fake_work(f)
+        check(not f.info_values("dropped"), "nothing dropped")
+        check(f.finished, "finished")
+        # Records arrive only when flushed: the exit path flushed before the finish record.
+        kinds = [k for k, _ in f.records]
+        check(max(i for i, k in enumerate(kinds) if k == 9) < kinds.index(7),
+              "GPU records before the finish record")
+
+
+def case_fake_none(a, tmp):
+    p, files = run_fake(a, tmp, "none")
+    check(p.returncode == 0, f"exit 0, got {p.returncode}")
+    for f in files:
+        check(f.info_values("cupti") == ["loaded"], f"cupti=loaded: {f.info}")
+        check(f.info_values("gpu_work") == ["none"], f"gpu_work=none: {f.info}")
+        check(all(not v for v in f.gpu.values()), "no GPU records")
+
+
+def case_fake_drop(a, tmp):
+    p, files = run_fake(a, tmp, "drop")
+    check(p.returncode == 0, f"exit 0, got {p.returncode}")
+    for f in files:
+        check_fake_work(f)
+        check(f.info_values("dropped") == ["5"], f"one dropped=5 record: {f.info}")
+
+
+def case_fake_term(a, tmp):
+    p, files = run_fake(a, tmp, "term")
+    check(p.returncode == -signal.SIGTERM, f"killed by SIGTERM, got {p.returncode}")
+    check(len(files) == 1, f"one file, got {len(files)}")
+    for f in files:
+        # The fake delivers records only on a flush: they are here because the signal path had
+        # the flusher thread flush CUPTI.
+        check_fake_work(f)
+        killed = [e for e in f.nvtx_events() if e[0] == 0 and e[3] == "killed"]
+        check(len(killed) == 1, "the range open at the signal")
+        check(f.finished, "finished")
+        check(struct.unpack_from("<qqi", [b for k, b in f.records if k == 7][0])[2] == 1,
+              "finish reason: signal")
+
+
+def case_fake_hang(a, tmp):
+    # SIGTERM while CUPTI's flush cannot finish: the handler waits a bounded time (5 s), says
+    # so, and the program still dies of the signal with its NVTX events written.
+    p, files = run_fake(a, tmp, "term", env={"FAKE_CUPTI_FLUSH_HANGS": "1"})
+    check(p.returncode == -signal.SIGTERM, f"killed by SIGTERM, got {p.returncode}")
+    for f in files:
+        check(f.info_values("cupti_flush") == ["timeout"], f"cupti_flush=timeout: {f.info}")
+        check(not f.gpu["kernel"], "the buffered records are lost (and that is said)")
+        work = [e for e in f.nvtx_events() if e[0] == 0 and e[3] in ("gpu work", "killed")]
+        check(len(work) == 2, "the NVTX events are all written")
+        check(f.finished, "finished")
+
+
+def case_fake_fork(a, tmp):
+    p, files = run_fake(a, tmp, "fork")
+    check(p.returncode == 0, f"exit 0, got {p.returncode}")
+    check(len(files) == 2, f"two files, got {len(files)}")
+    parent = [f for f in files if any(e[3] == "gpu work" for e in f.nvtx_events())]
+    child = [f for f in files if any(e[3] == "in child" for e in f.nvtx_events())]
+    check(len(parent) == 1 and len(child) == 1, "one parent, one child file")
+    if parent and child:
+        check_fake_work(parent[0])
+        c = child[0]
+        check(c.info_values("cupti") == ["unavailable:forked child"], f"child: {c.info}")
+        check(all(not v for v in c.gpu.values()), "the child writes none of the parent's records")
+        check(c.finished, "the child's file is finished")
+
+
+CASES = {
+    "fake_exit": case_fake_exit,
+    "fake_none": case_fake_none,
+    "fake_drop": case_fake_drop,
+    "fake_term": case_fake_term,
+    "fake_fork": case_fake_fork,
+    "fake_hang": case_fake_hang,
+    "cuda_env": case_cuda_env,
+    "cupti_unavailable": case_cupti_unavailable,
+    "cupti_off": case_cupti_off,
+    "cupti_default": case_cupti_default,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=sorted(CASES))
+    ap.add_argument("--capture", required=True)
+    ap.add_argument("--app", required=True)
+    ap.add_argument("--fake-cupti", required=True, help="the test double of libcupti")
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        CASES[a.case](a, tmp)
+    if failures:
+        print(f"{len(failures)} check(s) failed", file=sys.stderr)
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,228 @@
+// A stand-in for libcupti.so.13 (NVTXPP_CUPTI_PATH names it) for tests without a GPU: it
+// implements the CUPTI functions the CUPTI source resolves, with CUPTI's contract as documented
+// in cupti_activity.h, so the run-time half (buffer hand-out, conversion, flush at exit and on
+// signals, dropped counts, fork) runs for real. The test program makes "GPU activity" by calling
+// fake_cupti_launch(); the records are real CUDA 13 CUPTI structs, timed with the timestamp
+// callback the client registered (CLOCK_REALTIME when none: a test would notice) and carrying
+// the system tid only when the client asked for CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM. As real
+// CUPTI, it delivers records through the buffer callbacks when flushed.
+#include <cupti.h>
+
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+namespace {
+
+CUpti_BuffersCallbackRequestFunc g_request = nullptr;
+CUpti_BuffersCallbackCompleteFunc g_complete = nullptr;
+CUpti_TimestampCallbackFunc g_timestamp = nullptr;
+CUpti_ActivityThreadIdType g_tid_type = CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT;
+bool g_enabled[64] = {};
+std::mutex g_mutex;
+std::vector<std::vector<unsigned char>> g_pending;  // records not yet delivered
+std::size_t g_dropped = 0;
+std::uint32_t g_correlation = 0;
+
+std::uint64_t now() {
+  if (g_timestamp != nullptr) {
+    return g_timestamp();
+  }
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000U +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+template <class T>
+void add(T const& record) {
+  auto const* p = reinterpret_cast<unsigned char const*>(&record);
+  g_pending.emplace_back(p, p + sizeof record);
+}
+
+std::size_t record_size(CUpti_ActivityKind kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+      return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+      return sizeof(CUpti_ActivityMemcpy6);
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+      return sizeof(CUpti_ActivityMemset4);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+      return sizeof(CUpti_ActivitySynchronization2);
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+      return sizeof(CUpti_ActivityAPI);
+    case CUPTI_ACTIVITY_KIND_DEVICE:
+      return sizeof(CUpti_ActivityDevice5);
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+CUptiResult cuptiGetVersion(uint32_t* version) {
+  *version = CUPTI_API_VERSION;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetResultString(CUptiResult, const char** str) {
+  *str = "fake CUPTI error";
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc request,
+                                           CUpti_BuffersCallbackCompleteFunc complete) {
+  g_request = request;
+  g_complete = complete;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f) {
+  g_timestamp = f;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type) {
+  g_tid_type = type;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
+  g_enabled[kind & 63] = true;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind) {
+  g_enabled[kind & 63] = false;
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** record) {
+  uint8_t* next = buffer;
+  if (*record != nullptr) {
+    next = reinterpret_cast<uint8_t*>(*record) + record_size((*record)->kind);
+  }
+  if (next >= buffer + valid) {
+    return CUPTI_ERROR_MAX_LIMIT_REACHED;
+  }
+  *record = reinterpret_cast<CUpti_Activity*>(next);
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* dropped) {
+  std::lock_guard<std::mutex> lock{g_mutex};
+  *dropped = g_dropped;
+  g_dropped = 0;  // reset by each query, as CUPTI's
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityFlushAll(uint32_t) {
+  if (std::getenv("FAKE_CUPTI_FLUSH_HANGS") != nullptr) {
+    for (;;) {
+      ::pause();  // a flush that never returns (a lock held by the interrupted thread)
+    }
+  }
+  std::unique_lock<std::mutex> lock{g_mutex};
+  std::vector<std::vector<unsigned char>> records;
+  records.swap(g_pending);
+  lock.unlock();
+  std::size_t i = 0;
+  while (i < records.size()) {
+    uint8_t* buffer = nullptr;
+    size_t size = 0;
+    size_t max_records = 0;
+    g_request(&buffer, &size, &max_records);
+    if (buffer == nullptr || size == 0) {
+      std::lock_guard<std::mutex> again{g_mutex};
+      g_dropped += records.size() - i;  // no buffer: the rest is dropped, and counted
+      return CUPTI_SUCCESS;
+    }
+    size_t used = 0;
+    while (i < records.size() && used + records[i].size() <= size) {
+      std::memcpy(buffer + used, records[i].data(), records[i].size());
+      used += records[i].size();
+      ++i;
+    }
+    g_complete(nullptr, 0, buffer, size, used);
+  }
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char** name) {
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+      cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) {
+    *name = "cudaLaunchKernel_v7000";
+    return CUPTI_SUCCESS;
+  }
+  return CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+/// @brief Test hook: `kernels` launches (a runtime API record and a kernel record each, the
+/// kernel running 1 us after the call), one HtoD copy and one memset, each when its kind is
+/// enabled. Records CUPTI would drop: `dropped`.
+__attribute__((visibility("default"))) void fake_cupti_launch(int kernels, std::size_t dropped) {
+  std::lock_guard<std::mutex> lock{g_mutex};
+  g_dropped += dropped;
+  uint32_t const tid = g_tid_type == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM
+                           ? static_cast<uint32_t>(::syscall(SYS_gettid))
+                           : 0xFA4Eu;
+  for (int i = 0; i < kernels; ++i) {
+    uint32_t const corr = ++g_correlation;
+    if (g_enabled[CUPTI_ACTIVITY_KIND_RUNTIME]) {
+      CUpti_ActivityAPI a{};
+      a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+      a.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+      a.start = now();
+      a.end = now();
+      a.processId = static_cast<uint32_t>(::getpid());
+      a.threadId = tid;
+      a.correlationId = corr;
+      add(a);
+    }
+    if (g_enabled[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] || g_enabled[CUPTI_ACTIVITY_KIND_KERNEL]) {
+      CUpti_ActivityKernel10 k{};
+      k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+      k.start = now() + 1000;
+      k.end = k.start + 5000;
+      k.streamId = 7;
+      k.correlationId = corr;
+      k.name = "_Z4fakePi";
+      k.gridX = k.gridY = k.gridZ = 1;
+      k.blockX = 32;
+      k.blockY = k.blockZ = 1;
+      add(k);
+    }
+  }
+  if (g_enabled[CUPTI_ACTIVITY_KIND_MEMCPY]) {
+    CUpti_ActivityMemcpy6 m{};
+    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+    m.bytes = 4096;
+    m.start = now();
+    m.end = m.start + 2000;
+    m.correlationId = ++g_correlation;
+    add(m);
+  }
+  if (g_enabled[CUPTI_ACTIVITY_KIND_MEMSET]) {
+    CUpti_ActivityMemset4 m{};
+    m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    m.bytes = 128;
+    m.start = now();
+    m.end = m.start + 1000;
+    m.correlationId = ++g_correlation;
+    add(m);
+  }
+}
+
+}  // extern "C"

@@ -1,0 +1,602 @@
+// The run-time half of nvtxpp-capture's CUPTI source (see cupti.hpp).
+//
+// Start: the launcher sets CUDA_INJECTION64_PATH to this library (the same absolute path as
+// NVTX_INJECTION64_PATH, so the process has one copy); the CUDA driver calls InitializeInjection
+// in cuInit. Only then is CUPTI loaded (dlopen: no link-time dependency on CUPTI or CUDA, so
+// programs without CUDA and machines without CUPTI never touch it) and activity recording
+// enabled, so it sees all CUDA work from the start. CUPTI's headers give types only.
+//
+// Records: CUPTI fills buffers we hand out from a small pool; each completed buffer is converted
+// (cupti_convert.cpp) and appended to the capture file. Timestamps come from our callback
+// (CLOCK_MONOTONIC ns) and API records carry the system tid, so GPU and NVTX share one timeline
+// and one set of thread ids. Buffers full (16 of 4 MiB waiting to be written): CUPTI drops
+// records and counts them; we add the counts up and write `info dropped=N` once at the end
+// (never silent).
+//
+// End of the process: an at-exit handler, registered in InitializeInjection (so it runs before
+// the handlers the CUDA runtime registered earlier, and before library destructors, when CUPTI
+// may already be unloaded), waits for the GPU work of the active primary contexts, then flushes
+// CUPTI with CUPTI_ACTIVITY_FLAG_FLUSH_FORCED; inject.cpp's finish record comes after. It runs
+// on the flusher thread with a bound (`exit_wait_ns`), so a GPU that never finishes cannot hang
+// the program's exit.
+//
+// Fatal signals: CUPTI's flush is not async-signal-safe (it locks and allocates), so the signal
+// handler does not call it. A dedicated flusher thread (started with CUPTI, all signals blocked)
+// sleeps on a futex; the handler bumps the request word, wakes it with futex(2) and waits on the
+// done word with futex(2) (both async-signal-safe), for at most `signal_wait_ns`. The flusher
+// synchronises the devices (so kernels still running complete), flushes CUPTI and writes the
+// records; then the handler writes the NVTX blocks and the finish record and lets the signal
+// take its course. If the interrupted thread holds a lock the flush needs (it was inside a CUDA
+// call), the flusher cannot finish: after the wait the handler writes `info cupti_flush=timeout`
+// and goes on, so the GPU records still buffered are lost, but not silently.
+//
+// fork(): the child inherits CUPTI's state but CUDA cannot be used in it (CUDA does not support
+// fork after cuInit), and the flusher thread does not exist there. The child stops using CUPTI
+// (its buffer callbacks, flushes and at-exit handler do nothing), and its own capture file says
+// `info cupti=unavailable:forked child` when the parent had CUPTI loaded.
+#include "cupti.hpp"
+#include "inject_internal.hpp"
+
+#include <cupti.h>
+
+#include <dlfcn.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+namespace nvtxpp::capture::cupti {
+
+namespace {
+
+namespace rec = nvtxpp::recording;
+
+/// The functions of CUPTI this uses, resolved with dlsym.
+struct api_table {
+  decltype(&::cuptiGetVersion) get_version;
+  decltype(&::cuptiGetResultString) result_string;
+  decltype(&::cuptiActivityRegisterCallbacks) register_callbacks;
+  decltype(&::cuptiActivityRegisterTimestampCallback) register_timestamp;
+  decltype(&::cuptiSetThreadIdType) set_thread_id_type;
+  decltype(&::cuptiActivityEnable) enable;
+  decltype(&::cuptiActivityDisable) disable;
+  decltype(&::cuptiActivityGetNextRecord) next_record;
+  decltype(&::cuptiActivityGetNumDroppedRecords) dropped;
+  decltype(&::cuptiActivityFlushAll) flush_all;
+  decltype(&::cuptiGetCallbackName) callback_name;
+};
+api_table g_api{};
+
+enum state : int { idle = 0, active = 1, closing = 2, closed = 3 };
+std::atomic<int> g_state{idle};
+std::atomic<pid_t> g_pid{0};  ///< the process that loaded CUPTI
+std::atomic<bool> g_initialized{false};
+
+constexpr std::size_t buffer_bytes = std::size_t{4} << 20;
+constexpr int max_buffers = 16;  ///< 64 MiB at most; beyond, CUPTI drops (and counts) records
+std::atomic<unsigned char*> g_free[max_buffers];
+std::atomic<int> g_allocated{0};
+
+std::mutex g_mutex;                ///< serialises buffer completion (CUPTI's thread, the flusher)
+converter* g_converter = nullptr;  ///< never freed: used until the very end of the process
+std::vector<unsigned char>* g_batch = nullptr;
+
+constexpr std::int64_t signal_wait_ns = 5'000'000'000;  ///< how long a signal waits for the flush
+constexpr std::int64_t exit_wait_ns = 30'000'000'000;   ///< how long exit waits for the GPU
+
+std::atomic<std::uint32_t> g_flush_request{0};  ///< futex word: bumped to request a final flush
+std::atomic<std::uint32_t> g_flush_done{0};     ///< futex word: the last request served
+std::atomic<bool> g_flusher_running{false};
+std::atomic<std::uint64_t> g_dropped{0};  ///< records lost so far (CUPTI's count, and ours)
+
+// ---------------------------------------------------------------------------------------------
+
+std::int64_t monotonic_ns() noexcept {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+uint64_t CUPTIAPI timestamp() { return static_cast<uint64_t>(monotonic_ns()); }
+
+long futex(std::atomic<std::uint32_t>* word, int op, std::uint32_t value,
+           timespec const* timeout) noexcept {
+  return ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(word), op, value, timeout, nullptr,
+                   0);
+}
+
+void write_info(std::string_view text) noexcept {
+  iovec part{const_cast<char*>(text.data()), text.size()};
+  write_file_record(static_cast<std::uint32_t>(rec::gpu_record::info), &part, 1);
+}
+
+/// Writes `key=<n>`. Async-signal-safe (no allocation, no locale).
+void write_count_info(char const* key, std::uint64_t n) noexcept {
+  char text[64];
+  std::size_t len = 0;
+  while (key[len] != '\0' && len < 40) {
+    text[len] = key[len];
+    ++len;
+  }
+  text[len++] = '=';
+  char digits[24];
+  int nd = 0;
+  do {
+    digits[nd++] = static_cast<char>('0' + n % 10);
+    n /= 10;
+  } while (n != 0);
+  while (nd > 0) {
+    text[len++] = digits[--nd];
+  }
+  write_info(std::string_view{text, len});
+}
+
+/// Adds CUPTI's dropped count (reset by each query) to ours.
+void collect_dropped() noexcept {
+  size_t dropped = 0;
+  if (g_api.dropped(nullptr, 0, &dropped) == CUPTI_SUCCESS) {
+    g_dropped.fetch_add(dropped, std::memory_order_relaxed);
+  }
+}
+
+bool same_process() noexcept { return g_pid.load(std::memory_order_acquire) == ::getpid(); }
+
+char const* api_name(std::uint32_t domain, std::uint32_t cbid) {
+  char const* name = nullptr;
+  if (g_api.callback_name == nullptr ||
+      g_api.callback_name(static_cast<CUpti_CallbackDomain>(domain), cbid, &name) !=
+          CUPTI_SUCCESS) {
+    return nullptr;
+  }
+  return name;
+}
+
+std::string result_text(CUptiResult r) {
+  char const* s = nullptr;
+  if (g_api.result_string != nullptr && g_api.result_string(r, &s) == CUPTI_SUCCESS &&
+      s != nullptr) {
+    return s;
+  }
+  return "CUPTI error " + std::to_string(static_cast<int>(r));
+}
+
+// Buffers ---------------------------------------------------------------------------------------
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *max_records = 0;  // as many as fit
+  for (auto& slot : g_free) {
+    if (unsigned char* b = slot.exchange(nullptr, std::memory_order_acq_rel)) {
+      *buffer = b;
+      *size = buffer_bytes;
+      return;
+    }
+  }
+  if (g_allocated.fetch_add(1, std::memory_order_relaxed) < max_buffers) {
+    if (void* b = std::aligned_alloc(8, buffer_bytes)) {
+      *buffer = static_cast<uint8_t*>(b);
+      *size = buffer_bytes;
+      return;
+    }
+  }
+  g_allocated.fetch_sub(1, std::memory_order_relaxed);
+  // Every buffer is waiting to be written: CUPTI drops records and counts them.
+  *buffer = nullptr;
+  *size = 0;
+}
+
+void release_buffer(unsigned char* b) noexcept {
+  for (auto& slot : g_free) {
+    unsigned char* empty = nullptr;
+    if (slot.compare_exchange_strong(empty, b, std::memory_order_acq_rel)) {
+      return;
+    }
+  }
+  std::free(b);  // cannot happen (max_buffers slots), but never leak
+  g_allocated.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void append_record(std::vector<unsigned char>& batch, std::uint32_t kind, void const* body,
+                   std::size_t size, void const* tail = nullptr, std::size_t tail_size = 0) {
+  std::uint32_t const head[2] = {kind, static_cast<std::uint32_t>(size + tail_size)};
+  auto const* h = reinterpret_cast<unsigned char const*>(head);
+  batch.insert(batch.end(), h, h + sizeof head);
+  batch.insert(batch.end(), static_cast<unsigned char const*>(body),
+               static_cast<unsigned char const*>(body) + size);
+  if (tail_size != 0) {
+    batch.insert(batch.end(), static_cast<unsigned char const*>(tail),
+                 static_cast<unsigned char const*>(tail) + tail_size);
+  }
+}
+
+/// Writes the batch as it is: whole records, in one write each time (O_APPEND).
+void write_batch(std::vector<unsigned char>& batch) noexcept {
+  if (!batch.empty()) {
+    write_file_bytes(batch.data(), batch.size());
+    batch.clear();
+  }
+}
+
+void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  if (!same_process()) {
+    return;  // a forked child: the parent's buffers are not ours to write (or free)
+  }
+  {
+    std::lock_guard<std::mutex> lock{g_mutex};
+    std::vector<unsigned char>& batch = *g_batch;
+    converter& conv = *g_converter;
+    gpu_out out;
+    CUpti_Activity* record = nullptr;
+    std::uint64_t lost = 0;
+    while (g_api.next_record(buffer, valid, &record) == CUPTI_SUCCESS) {
+      try {
+        if (!conv.convert(record, out)) {
+          continue;
+        }
+        for (std::uint32_t id : conv.new_strings()) {
+          std::string const& text = conv.text_of(id);
+          append_record(batch, static_cast<std::uint32_t>(rec::gpu_record::string), &id, sizeof id,
+                        text.data(), text.size());
+        }
+        conv.clear_new_strings();
+        if (out.kind == rec::gpu_record::info) {
+          append_record(batch, static_cast<std::uint32_t>(out.kind), out.text.data(),
+                        out.text.size());
+        } else {
+          append_record(batch, static_cast<std::uint32_t>(out.kind), out.body, out.size);
+        }
+      } catch (std::bad_alloc const&) {
+        ++lost;  // out of memory: this record is lost, and counted
+        conv.clear_new_strings();
+      }
+      if (batch.size() >= (std::size_t{256} << 10)) {
+        write_batch(batch);
+      }
+    }
+    write_batch(batch);
+    g_dropped.fetch_add(lost, std::memory_order_relaxed);
+    collect_dropped();  // written once, at the end (final_flush)
+  }
+  release_buffer(buffer);
+}
+
+// The final flush ------------------------------------------------------------------------------
+
+/// Waits for the GPU work of every active primary context (what the CUDA runtime uses), so
+/// kernels still running complete and their records carry times. The driver is already loaded
+/// (RTLD_NOLOAD): we never load CUDA ourselves.
+void synchronize_devices() noexcept {
+  void* cuda = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (cuda == nullptr) {
+    return;
+  }
+  using get_count_fn = CUresult (*)(int*);
+  using get_fn = CUresult (*)(CUdevice*, int);
+  using state_fn = CUresult (*)(CUdevice, unsigned*, int*);
+  using retain_fn = CUresult (*)(CUcontext*, CUdevice);
+  using release_fn = CUresult (*)(CUdevice);
+  using push_fn = CUresult (*)(CUcontext);
+  using pop_fn = CUresult (*)(CUcontext*);
+  using sync_fn = CUresult (*)();
+  auto get_count = reinterpret_cast<get_count_fn>(::dlsym(cuda, "cuDeviceGetCount"));
+  auto get = reinterpret_cast<get_fn>(::dlsym(cuda, "cuDeviceGet"));
+  auto get_state = reinterpret_cast<state_fn>(::dlsym(cuda, "cuDevicePrimaryCtxGetState"));
+  auto retain = reinterpret_cast<retain_fn>(::dlsym(cuda, "cuDevicePrimaryCtxRetain"));
+  auto release = reinterpret_cast<release_fn>(::dlsym(cuda, "cuDevicePrimaryCtxRelease_v2"));
+  auto push = reinterpret_cast<push_fn>(::dlsym(cuda, "cuCtxPushCurrent_v2"));
+  auto pop = reinterpret_cast<pop_fn>(::dlsym(cuda, "cuCtxPopCurrent_v2"));
+  auto sync = reinterpret_cast<sync_fn>(::dlsym(cuda, "cuCtxSynchronize"));
+  int count = 0;
+  if (get_count != nullptr && get != nullptr && get_state != nullptr && retain != nullptr &&
+      release != nullptr && push != nullptr && pop != nullptr && sync != nullptr &&
+      get_count(&count) == CUDA_SUCCESS) {
+    for (int i = 0; i < count; ++i) {
+      CUdevice dev{};
+      unsigned flags = 0;
+      int is_active = 0;
+      CUcontext ctx = nullptr;
+      if (get(&dev, i) != CUDA_SUCCESS || get_state(dev, &flags, &is_active) != CUDA_SUCCESS ||
+          is_active == 0 || retain(&ctx, dev) != CUDA_SUCCESS) {
+        continue;
+      }
+      if (push(ctx) == CUDA_SUCCESS) {
+        sync();
+        CUcontext popped = nullptr;
+        pop(&popped);
+      }
+      release(dev);
+    }
+  }
+  ::dlclose(cuda);
+}
+
+/// Flushes everything CUPTI holds and writes the process's last GPU info records, once.
+void final_flush() noexcept {
+  int expected = active;
+  if (!g_state.compare_exchange_strong(expected, closing, std::memory_order_acq_rel)) {
+    return;
+  }
+  // Our own synchronisation is not the program's: stop recording API calls first.
+  g_api.disable(CUPTI_ACTIVITY_KIND_RUNTIME);
+  g_api.disable(CUPTI_ACTIVITY_KIND_DRIVER);
+  synchronize_devices();
+  g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  collect_dropped();
+  if (std::uint64_t const n = g_dropped.load(std::memory_order_relaxed); n != 0) {
+    write_count_info("dropped", n);  // one record: the process's total
+  }
+  {
+    std::lock_guard<std::mutex> lock{g_mutex};
+    if (g_converter->gpu_work() == 0) {
+      write_info("gpu_work=none");
+    }
+  }
+  g_state.store(closed, std::memory_order_release);
+}
+
+void* flusher_main(void*) noexcept {
+  sigset_t all;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_BLOCK, &all, nullptr);  // signals go to the program's threads
+  for (;;) {
+    std::uint32_t const request = g_flush_request.load(std::memory_order_acquire);
+    if (request == g_flush_done.load(std::memory_order_acquire)) {
+      futex(&g_flush_request, FUTEX_WAIT_PRIVATE, request, nullptr);
+      continue;
+    }
+    final_flush();
+    g_flush_done.store(request, std::memory_order_release);
+    futex(&g_flush_done, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr);
+  }
+  return nullptr;
+}
+
+/// Asks the flusher thread for the final flush and waits up to `wait_ns` for it. Async-signal-
+/// safe. False when it did not finish in time (or there is no flusher thread).
+bool request_flush(std::int64_t wait_ns) noexcept {
+  if (!g_flusher_running.load(std::memory_order_acquire)) {
+    return false;
+  }
+  std::uint32_t const want = g_flush_request.fetch_add(1, std::memory_order_acq_rel) + 1;
+  futex(&g_flush_request, FUTEX_WAKE_PRIVATE, 1, nullptr);
+  std::int64_t const deadline = monotonic_ns() + wait_ns;
+  for (;;) {
+    std::uint32_t const done = g_flush_done.load(std::memory_order_acquire);
+    if (static_cast<std::int32_t>(done - want) >= 0) {
+      return true;
+    }
+    std::int64_t const left = deadline - monotonic_ns();
+    if (left <= 0) {
+      return false;
+    }
+    timespec const t{static_cast<time_t>(left / 1'000'000'000),
+                     static_cast<long>(left % 1'000'000'000)};
+    futex(&g_flush_done, FUTEX_WAIT_PRIVATE, done, &t);
+  }
+}
+
+void at_exit() { flush_at_exit(); }
+
+/// The final flush did not finish in time: says so, with the records dropped until then.
+/// Async-signal-safe.
+void write_timeout() noexcept {
+  write_info("cupti_flush=timeout");
+  if (std::uint64_t const n = g_dropped.load(std::memory_order_relaxed); n != 0) {
+    write_count_info("dropped", n);
+  }
+}
+
+// Loading --------------------------------------------------------------------------------------
+
+/// dlopen's CUPTI; on failure returns nullptr and sets `why`.
+void* open_cupti(std::string& why) {
+  if (char const* path = std::getenv("NVTXPP_CUPTI_PATH"); path != nullptr && *path != '\0') {
+    void* h = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (h == nullptr) {
+      char const* e = ::dlerror();
+      why = e != nullptr ? e : path;
+    }
+    return h;  // an explicit path is the only one tried
+  }
+  std::vector<std::string> candidates = {"libcupti.so.13", "libcupti.so"};
+  for (char const* root : {static_cast<char const*>(std::getenv("CUDA_HOME")), "/usr/local/cuda"}) {
+    if (root == nullptr || *root == '\0') {
+      continue;
+    }
+    for (char const* dir : {"/lib64/", "/extras/CUPTI/lib64/"}) {
+      for (char const* file : {"libcupti.so.13", "libcupti.so"}) {
+        candidates.push_back(std::string{root} + dir + file);
+      }
+    }
+  }
+  for (std::string const& c : candidates) {
+    if (void* h = ::dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+      return h;
+    }
+  }
+  why = "libcupti.so.13 not found (set NVTXPP_CUPTI_PATH or CUDA_HOME)";
+  return nullptr;
+}
+
+template <class F>
+bool resolve(void* lib, char const* name, F& f, std::string& why) {
+  f = reinterpret_cast<F>(::dlsym(lib, name));
+  if (f == nullptr) {
+    why = std::string{"no "} + name + " in CUPTI";
+    return false;
+  }
+  return true;
+}
+
+/// Loads CUPTI and enables recording; on failure returns the reason.
+std::string start_cupti() {
+  std::string why;
+  void* lib = open_cupti(why);
+  if (lib == nullptr) {
+    return why;
+  }
+  if (!resolve(lib, "cuptiGetVersion", g_api.get_version, why) ||
+      !resolve(lib, "cuptiGetResultString", g_api.result_string, why) ||
+      !resolve(lib, "cuptiActivityRegisterCallbacks", g_api.register_callbacks, why) ||
+      !resolve(lib, "cuptiActivityRegisterTimestampCallback", g_api.register_timestamp, why) ||
+      !resolve(lib, "cuptiSetThreadIdType", g_api.set_thread_id_type, why) ||
+      !resolve(lib, "cuptiActivityEnable", g_api.enable, why) ||
+      !resolve(lib, "cuptiActivityDisable", g_api.disable, why) ||
+      !resolve(lib, "cuptiActivityGetNextRecord", g_api.next_record, why) ||
+      !resolve(lib, "cuptiActivityGetNumDroppedRecords", g_api.dropped, why) ||
+      !resolve(lib, "cuptiActivityFlushAll", g_api.flush_all, why) ||
+      !resolve(lib, "cuptiGetCallbackName", g_api.callback_name, why)) {
+    ::dlclose(lib);
+    return why;
+  }
+  std::uint32_t version = 0;
+  if (g_api.get_version(&version) != CUPTI_SUCCESS || version < 130000 || version >= 140000) {
+    ::dlclose(lib);
+    return "CUPTI API version " + std::to_string(version) +
+           ", this build reads the record layouts of CUPTI 13 (CUDA 13)";
+  }
+  g_converter = new converter{&api_name};
+  g_batch = new std::vector<unsigned char>;
+  g_batch->reserve(std::size_t{320} << 10);
+  for (int i = 0; i < 2; ++i) {  // two ready buffers; more are allocated when CUPTI needs them
+    if (void* b = std::aligned_alloc(8, buffer_bytes)) {
+      g_allocated.fetch_add(1, std::memory_order_relaxed);
+      release_buffer(static_cast<unsigned char*>(b));
+    }
+  }
+  auto step = [&](char const* what, CUptiResult r) {
+    if (r != CUPTI_SUCCESS && why.empty()) {
+      why = std::string{what} + ": " + result_text(r);
+    }
+    return r == CUPTI_SUCCESS;
+  };
+  g_pid.store(::getpid(), std::memory_order_release);
+  if (!step("cuptiActivityRegisterTimestampCallback", g_api.register_timestamp(&timestamp)) ||
+      !step("cuptiSetThreadIdType",
+            g_api.set_thread_id_type(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)) ||
+      !step("cuptiActivityRegisterCallbacks",
+            g_api.register_callbacks(&buffer_requested, &buffer_completed))) {
+    return why;
+  }
+  if (g_api.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS &&
+      !step("cuptiActivityEnable(KERNEL)", g_api.enable(CUPTI_ACTIVITY_KIND_KERNEL))) {
+    return why;
+  }
+  for (auto [kind, what] : {std::pair{CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY"},
+                            std::pair{CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET"},
+                            std::pair{CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION"},
+                            std::pair{CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME"},
+                            std::pair{CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER"}}) {
+    if (!step((std::string{"cuptiActivityEnable("} + what + ")").c_str(), g_api.enable(kind))) {
+      for (auto k : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_KERNEL,
+                     CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+                     CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_RUNTIME}) {
+        g_api.disable(k);
+      }
+      return why;
+    }
+  }
+  g_api.enable(CUPTI_ACTIVITY_KIND_DEVICE);  // device names: nice to have
+  return {};
+}
+
+void start_flusher() noexcept {
+  pthread_attr_t attr;
+  if (::pthread_attr_init(&attr) != 0) {
+    return;
+  }
+  ::pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  ::pthread_attr_setstacksize(&attr, 256 * 1024);
+  pthread_t thread{};
+  if (::pthread_create(&thread, &attr, &flusher_main, nullptr) == 0) {
+    ::pthread_setname_np(thread, "nvtxpp-cupti");
+    g_flusher_running.store(true, std::memory_order_release);
+  }
+  ::pthread_attr_destroy(&attr);
+}
+
+int initialize() noexcept {
+  if (g_initialized.exchange(true) || !ensure_capture_started()) {
+    return 1;
+  }
+  char const* mode = std::getenv("NVTXPP_CUDA");
+  if (mode != nullptr && std::strcmp(mode, "off") == 0) {
+    write_info("cupti=off");
+    return 1;
+  }
+  std::string why;
+  try {
+    why = start_cupti();
+  } catch (std::exception const& e) {
+    why = e.what();
+  }
+  if (!why.empty()) {
+    for (char& c : why) {
+      c = c == '\n' ? ' ' : c;
+    }
+    write_info("cupti=unavailable:" + why);
+    if (mode != nullptr && std::strcmp(mode, "on") == 0) {
+      std::fprintf(stderr, "nvtxpp-capture: --cuda=on but CUPTI is unavailable: %s\n", why.c_str());
+    }
+    return 1;  // the program goes on; its trace is NVTX only
+  }
+  write_info("cupti=loaded");
+  g_state.store(active, std::memory_order_release);
+  start_flusher();
+  std::atexit(&at_exit);
+  return 1;
+}
+
+}  // namespace
+
+void flush_at_exit() noexcept {
+  if (g_state.load(std::memory_order_acquire) != active || !same_process()) {
+    return;
+  }
+  // Through the flusher when there is one, so a GPU that never finishes cannot hang the exit.
+  if (!request_flush(exit_wait_ns) && !g_flusher_running.load(std::memory_order_acquire)) {
+    final_flush();
+  }
+  if (g_state.load(std::memory_order_acquire) != closed) {
+    write_timeout();
+  }
+}
+
+void flush_from_signal(int sig) noexcept {
+  if ((sig != SIGTERM && sig != SIGINT && sig != SIGHUP && sig != SIGQUIT) ||
+      g_state.load(std::memory_order_acquire) != active || !same_process()) {
+    return;
+  }
+  if (!request_flush(signal_wait_ns)) {
+    write_timeout();  // GPU records still in CUPTI's buffers are lost
+  }
+}
+
+void after_fork_in_child() noexcept {
+  if (g_state.exchange(closed, std::memory_order_acq_rel) != idle) {
+    write_info("cupti=unavailable:forked child");
+  }
+  g_flusher_running.store(false, std::memory_order_relaxed);
+  g_flush_request.store(0, std::memory_order_relaxed);
+  g_flush_done.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace nvtxpp::capture::cupti
+
+extern "C" {
+
+/// @brief CUDA driver entry point (CUDA_INJECTION64_PATH): called once in cuInit.
+__attribute__((visibility("default"))) int InitializeInjection() {
+  return nvtxpp::capture::cupti::initialize();
+}
+}
