@@ -7,7 +7,8 @@
 #
 #   scripts/verify_capture_gpu.sh [OUT_DIR]        (default: out/capture-gpu)
 #
-# Environment: NSYS (the nsys to run; default nsys), BUILD_DIR (default build-capture-gpu).
+# Environment: NSYS (the nsys to run; default nsys), BUILD_DIR (default build-capture-gpu),
+# CMAKE_ARGS (more configure arguments, e.g. where libsqlite3 is).
 # OUT_DIR receives log.txt, compare.md (side-by-side tables), launch.txt and the traces.
 # Exit status: 0 when every test and comparison passed, 1 otherwise.
 set -u
@@ -35,7 +36,7 @@ lscpu | grep -E "Model name|^CPU\(s\)" || true
 
 step "configure and build"
 check configure cmake -S "$here/.." -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DNVTXPP_BUILD_EXAMPLES=ON -DNVTXPP_BUILD_BENCHMARKS=OFF >/dev/null || exit 1
+  -DNVTXPP_BUILD_EXAMPLES=ON -DNVTXPP_BUILD_BENCHMARKS=OFF ${CMAKE_ARGS:-} >/dev/null || exit 1
 check build cmake --build "$build" -j "$(nproc)" >"$work/build.log" 2>&1 || {
   tail -n 40 "$work/build.log"; exit 1; }
 capture="$build/tools/capture/nvtxpp-capture"
