@@ -54,7 +54,7 @@ for cmd in "reduce_v2" "reduce_v3 -s 8" "stream_workers"; do
   name=$(echo "$cmd" | tr ' ' '_')
   prog=$(exe "${w[0]}")
   echo "--- $cmd"
-  check "capture $cmd" "$capture" --summary-only -o "$work/$name.sqlite" -- "$prog" "${w[@]:1}" \
+  check "capture $cmd" "$capture" -o "$work/$name.sqlite" -- "$prog" "${w[@]:1}" \
     >"$out/$name.summary.txt" 2>&1
   head -n 60 "$out/$name.summary.txt"
   "$capture" --no-summary -o "$work/$name.json" -- "$prog" "${w[@]:1}" >/dev/null 2>&1
@@ -63,16 +63,21 @@ for cmd in "reduce_v2" "reduce_v3 -s 8" "stream_workers"; do
   "$nsys" export --type sqlite --force-overwrite true -o "$work/$name-nsys.sqlite" \
     "$work/$name-nsys.nsys-rep" >/dev/null 2>&1
   { echo; echo "## $cmd"; echo; } >>"$out/compare.md"
-  check "compare $cmd" python3 "$here/compare_nsys.py" "$work/$name.sqlite" \
-    "$work/$name-nsys.sqlite" --nsys "$nsys" ${COMPARE_ARGS:-} | tee -a "$out/compare.md"
+  python3 "$here/compare_nsys.py" "$work/$name.sqlite" "$work/$name-nsys.sqlite" \
+    --nsys "$nsys" ${COMPARE_ARGS:-} >"$work/compare.txt" 2>&1
+  status=$?
+  cat "$work/compare.txt" | tee -a "$out/compare.md"
+  [ "$status" = 0 ] || failed+=("compare $cmd (status $status)")
 done
-cp "$work/reduce_v3_-s_8.json" "$out/" 2>/dev/null
+cp "$work/reduce_v3_-s_8.json" "$work"/*.sqlite "$out/" 2>/dev/null
 ls -la "$work"/*.sqlite "$work"/*.json
 
 step "per-launch cost: 100,000 empty kernels (ns per launch, 3 repetitions each)"
 {
   echo "no tool:";        "$work/launch_overhead" 100000
-  echo "nvtxpp-capture:"; "$capture" --summary-only -o "$work/launch.sqlite" -- \
+  echo "nvtxpp-capture:"; "$capture" --summary-only -- "$work/launch_overhead" 100000 |
+                            grep launches
+  echo "nvtxpp-capture --cuda-api=all:"; "$capture" --cuda-api=all --summary-only -- \
                             "$work/launch_overhead" 100000 | grep launches
   echo "nsys -t cuda,nvtx:"; "$nsys" profile -t cuda,nvtx --force-overwrite true \
                             -o "$work/launch-nsys" "$work/launch_overhead" 100000 | grep launches

@@ -108,6 +108,12 @@ std::int64_t monotonic_ns() noexcept {
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+/// `NVTXPP_CUDA_API=all` (the launcher's --cuda-api=all): record driver API calls too.
+bool driver_api_wanted() noexcept {
+  char const* api = std::getenv("NVTXPP_CUDA_API");
+  return api != nullptr && std::strcmp(api, "all") == 0;
+}
+
 uint64_t CUPTIAPI timestamp() { return static_cast<uint64_t>(monotonic_ns()); }
 
 long futex(std::atomic<std::uint32_t>* word, int op, std::uint32_t value,
@@ -497,6 +503,11 @@ std::string start_cupti() {
                             std::pair{CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION"},
                             std::pair{CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME"},
                             std::pair{CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER"}}) {
+    // Driver calls only when asked (--cuda-api=all): the runtime makes several per call of its
+    // own, and recording them all costs each kernel launch more than Nsight Systems adds.
+    if (kind == CUPTI_ACTIVITY_KIND_DRIVER && !driver_api_wanted()) {
+      continue;
+    }
     if (!step((std::string{"cuptiActivityEnable("} + what + ")").c_str(), g_api.enable(kind))) {
       for (auto k : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_KERNEL,
                      CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,

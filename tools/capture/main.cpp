@@ -56,6 +56,8 @@ constexpr char usage[] =
     "                      that use CUDA (CUPTI is loaded only when the program initialises\n"
     "                      CUDA; if it cannot be loaded the trace is NVTX only, with a\n"
     "                      warning; on also warns at once); off records NVTX only\n"
+    "      --cuda-api=API  runtime (default): CUDA runtime API calls; all: driver API calls\n"
+    "                      too (each runtime call makes several: costlier per launch)\n"
     "      --lib PATH      injection library (default: libnvtxpp_inject.so next to this program,\n"
     "                      or in ../lib)\n"
     "  -h, --help          this text\n"
@@ -128,8 +130,9 @@ bool valid_cuda_mode(std::string const& mode) {
 /// path as NVTX's, so the process has one copy) and calls its InitializeInjection at cuInit,
 /// which starts CUPTI. off: not set (a CUDA_INJECTION64_PATH of the user's own stays).
 /// NVTXPP_CUDA tells the library the mode.
-void set_cuda_env(std::string const& mode, std::string const& lib) {
+void set_cuda_env(std::string const& mode, std::string const& api, std::string const& lib) {
   ::setenv("NVTXPP_CUDA", mode.c_str(), 1);
+  ::setenv("NVTXPP_CUDA_API", api.c_str(), 1);
   if (mode != "off") {
     ::setenv("CUDA_INJECTION64_PATH", lib.c_str(), 1);
   }
@@ -285,6 +288,7 @@ int main(int argc, char** argv) {
   std::string convert;
   std::string lib;
   std::string cuda_mode = "auto";
+  std::string cuda_api = "runtime";
   bool summary = true;
   bool trace = true;
   cap::summary_options sopt;
@@ -315,6 +319,11 @@ int main(int argc, char** argv) {
       keep_raw = value("--keep-raw");
     } else if (a == "--convert") {
       convert = value("--convert");
+    } else if (a.rfind("--cuda-api=", 0) == 0) {
+      cuda_api = a.substr(11);
+      if (cuda_api != "runtime" && cuda_api != "all") {
+        fail(2, "--cuda-api takes runtime or all, not '" + cuda_api + "'");
+      }
     } else if (a == "--cuda" || a.rfind("--cuda=", 0) == 0) {
       cuda_mode = a == "--cuda" ? value("--cuda") : a.substr(7);
       if (!valid_cuda_mode(cuda_mode)) {
@@ -426,7 +435,7 @@ int main(int argc, char** argv) {
     }
     ::setenv("NVTX_INJECTION64_PATH", lib.c_str(), 1);
     ::setenv("NVTXPP_CAPTURE_DIR", raw_dir.c_str(), 1);
-    set_cuda_env(cuda_mode, lib);
+    set_cuda_env(cuda_mode, cuda_api, lib);
     ::execvp(argv[i], argv + i);
     std::fprintf(stderr, "nvtxpp-capture: cannot run '%s': %s\n", argv[i], std::strerror(errno));
     ::_exit(127);
