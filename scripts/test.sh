@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command: installs missing dependencies, builds everything, runs the tests
 # (all but those labelled `gpu`), then builds and runs them again under AddressSanitizer +
-# UndefinedBehaviorSanitizer. Set NVTXPP_TEST_GPU=1 on a machine with a GPU to run those too.
+# UndefinedBehaviorSanitizer, the thread and capture tests under ThreadSanitizer, and a short run
+# of each libFuzzer target (tests/fuzz; scripts/fuzz.sh for long runs). Set NVTXPP_TEST_GPU=1 on
+# a machine with a GPU to run those too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -26,4 +28,36 @@ cmake --build build/asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build/asan -j "$jobs" --output-on-failure \
   -LE "gpu|packaging|compile_fail|nosan"
+
+echo "== thread and capture tests under ThreadSanitizer"
+# Only the targets those tests need; the injection library too, since NVTX loads it into the
+# TSan-built capture app. tests/tsan.supp suppresses NVTX's own header code only (each line says
+# why). capture.memory and capture.memory_threads (10 million ranges each) are left out: under
+# TSan they take minutes, and the ASan stage already runs them.
+tsan="-fsanitize=thread -fno-omit-frame-pointer"
+cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVTXPP_BUILD_EXAMPLES=OFF \
+  -DNVTXPP_INSTALL=OFF "-DCMAKE_CXX_FLAGS=$tsan" "-DCMAKE_EXE_LINKER_FLAGS=$tsan" \
+  "-DCMAKE_SHARED_LINKER_FLAGS=$tsan"
+cmake --build build/tsan -j "$jobs" --target test_threads nvtxpp-capture nvtxpp_inject \
+  nvtxpp_capture_app nvtxpp_capture_nvtxpp_app
+TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/tests/tsan.supp" \
+  ctest --test-dir build/tsan -j "$jobs" --output-on-failure -R 'thread|^capture\.' \
+  -E '^capture\.memory'
+
+echo "== fuzzers (libFuzzer, 20 s each)"
+if command -v clang++ >/dev/null; then
+  CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DNVTXPP_BUILD_EXAMPLES=OFF -DNVTXPP_INSTALL=OFF -DNVTXPP_BUILD_FUZZERS=ON
+  cmake --build build/fuzz -j "$jobs" --target fuzz_capture fuzz_color_name fuzz_format
+  # Seeds and saved crash inputs first (plain tests), then a short fresh run of each.
+  ctest --test-dir build/fuzz -j "$jobs" --output-on-failure -L fuzz
+  for f in fuzz_capture fuzz_color_name fuzz_format; do
+    mkdir -p "build/fuzz/corpus/$f"
+    "build/fuzz/tests/fuzz/$f" -max_total_time=20 -timeout=10 -rss_limit_mb=2048 \
+      -artifact_prefix="build/fuzz/$f-" "build/fuzz/corpus/$f" "tests/fuzz/corpus/$f" 2>&1 |
+      tail -n 3
+  done
+else
+  echo "no clang++: fuzzers skipped"
+fi
 echo "== all tests passed"
