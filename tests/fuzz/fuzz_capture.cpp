@@ -1,8 +1,10 @@
 // libFuzzer target: nvtxpp-capture's readers of untrusted bytes. The first input byte picks
 // the reader: even - the rest is one thread's raw stream (recording/decode.hpp); odd - the rest
-// is a whole process file (nvtxpp-<pid>.bin) read by the launcher's merge.
+// is a whole process file (nvtxpp-<pid>.bin, NVTX and GPU records) read by the launcher's
+// trace_model reader into the JSON and summary sinks.
 // Outcome wanted: warnings, never a crash, a hang or unbounded memory.
-#include "../../tools/capture/merge.hpp"
+#include "../../tools/capture/trace_model.hpp"
+#include "../../tools/capture/writers.hpp"
 #include "../../tools/recording/decode.hpp"
 
 #include <unistd.h>
@@ -37,8 +39,8 @@ std::string const& scratch_dir() {
   return dir;
 }
 
-// The one seam into the launcher's file reading: a file in a directory, then merge(). When the
-// reading moves (a parse-from-memory function), re-point this function only.
+// A file in a directory, read by the launcher's reader with the sinks of its default outputs
+// (the JSON trace and the summary, both written to /dev/null).
 void read_capture_file(std::uint8_t const* data, std::size_t size) {
   std::string const path = scratch_dir() + "/nvtxpp-1.bin";
   std::FILE* f = std::fopen(path.c_str(), "wb");
@@ -46,11 +48,14 @@ void read_capture_file(std::uint8_t const* data, std::size_t size) {
   if (size != 0 && std::fwrite(data, 1, size, f) != size) std::abort();
   std::fclose(f);
   static std::FILE* const sink = std::fopen("/dev/null", "w");
-  nvtxpp::capture::merge_options opt;
-  opt.raw_dir = scratch_dir();
-  opt.json = sink;
-  auto result = nvtxpp::capture::merge(opt);
-  nvtxpp::capture::print_summary(sink, result, false);
+  nvtxpp::capture::json_sink json{"/dev/null", 0};
+  nvtxpp::capture::summary_sink summary;
+  nvtxpp::capture::reader reader{scratch_dir()};
+  reader.add_sink(json);
+  reader.add_sink(summary);
+  auto const totals = reader.run();
+  summary.print(sink, totals, nvtxpp::capture::summary_options{});
+  summary.print(sink, totals, nvtxpp::capture::summary_options{true, 60, 20});
 }
 
 }  // namespace

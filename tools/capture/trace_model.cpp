@@ -206,6 +206,10 @@ std::string read_process_file(process_file& pf) {
   }
   unsigned char const* p = pf.data + sizeof(rec::file_header);
   unsigned char const* const end = pf.data + pf.size;
+  // Ids are given densely from 1, one definition record (>= 12 bytes) each: an id beyond what
+  // the file could define is damage, and must not make a tiny file allocate gigabytes.
+  auto const name_limit =
+      static_cast<std::uint32_t>(std::min<std::size_t>(pf.size / 12U + 1U, 1U << 26U));
   std::string error;
   while (end - p >= 8) {
     auto const kind = rec::load<std::uint32_t>(p);
@@ -244,10 +248,10 @@ std::string read_process_file(process_file& pf) {
         }
         break;
       case rec::file_record::string_def:
-        store_name(pf.names.strings, 1U << 26U, body, size);
+        store_name(pf.names.strings, name_limit, body, size);
         break;
       case rec::file_record::domain_def:
-        store_name(pf.names.domains, 1U << 20U, body, size);
+        store_name(pf.names.domains, std::min(1U << 20U, name_limit), body, size);
         break;
       case rec::file_record::category_name:
         if (size >= 20) {
