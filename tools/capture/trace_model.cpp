@@ -146,6 +146,12 @@ struct process_file {
   }
 };
 
+/// Latest time the reader delivers (2^62 ns, 146 years of CLOCK_MONOTONIC): times are clamped to
+/// [0, max_ns], so a damaged file cannot make a sink's differences or sums overflow.
+constexpr std::int64_t max_ns = std::int64_t{1} << 62;
+
+std::int64_t sane_ns(std::int64_t ns) noexcept { return std::clamp<std::int64_t>(ns, 0, max_ns); }
+
 /// Stores the name of a string_def or domain_def record (u32 index, text) in `table`; indices
 /// from `limit` on are taken for damage and skipped.
 void store_name(std::vector<std::string>& table, std::uint32_t limit, unsigned char const* body,
@@ -201,6 +207,7 @@ std::string read_process_file(process_file& pf) {
   }
   pf.data = static_cast<unsigned char const*>(m);
   pf.header = rec::load<rec::file_header>(pf.data);
+  pf.header.ns0 = sane_ns(pf.header.ns0);
   if (std::memcmp(pf.header.magic, rec::file_magic, sizeof pf.header.magic) != 0) {
     return pf.path + ": not an nvtxpp capture file";
   }
@@ -270,7 +277,7 @@ std::string read_process_file(process_file& pf) {
       case rec::file_record::finish:
         if (size >= 16) {
           pf.clock_ticks = rec::load<std::int64_t>(body);
-          pf.clock_ns = rec::load<std::int64_t>(body + 8);
+          pf.clock_ns = sane_ns(rec::load<std::int64_t>(body + 8));
           if (static_cast<rec::file_record>(kind) == rec::file_record::finish) {
             pf.finished = true;
             pf.finish_ns = pf.clock_ns;
@@ -359,7 +366,7 @@ class process_reader {
     }
     for (auto const& [key, history] : pf_.names.category_names) {
       for (auto const& [ticks, sid] : history) {
-        category_info const c{pid_, key.first, key.second, clock_.to_ns(ticks),
+        category_info const c{pid_, key.first, key.second, sane_ns(clock_.to_ns(ticks)),
                               pf_.names.string_at(sid)};
         each([&](trace_sink& s) { s.on_category(c); });
       }
@@ -458,12 +465,26 @@ class process_reader {
         }
         return false;
       };
+      // Times are CLOCK_MONOTONIC ns: a negative start or an end before the start is damage,
+      // and would make the sinks' durations negative (or overflow).
+      auto bad_times = [&](std::int64_t start, std::int64_t end) {
+        if (start < 0 || end < start || end > max_ns) {
+          warn("gpu_record",
+               fmt::format("pid {}: GPU record of kind {} has start {} and end {}: skipped", pid_,
+                           static_cast<unsigned>(g.kind), start, end));
+          return true;
+        }
+        return false;
+      };
       switch (g.kind) {
         case rec::gpu_record::kernel: {
           if (bad(sizeof(rec::gpu_kernel))) {
             break;
           }
           kernel_info k{pid_, rec::load<rec::gpu_kernel>(g.body), {}, {}};
+          if (bad_times(k.raw.start, k.raw.end)) {
+            break;
+          }
           k.name = gpu_string(k.raw.name);
           auto [it, fresh] = demangled.try_emplace(k.raw.name);
           if (fresh) {
@@ -480,6 +501,9 @@ class process_reader {
             break;
           }
           memcpy_info const m{pid_, rec::load<rec::gpu_memcpy>(g.body)};
+          if (bad_times(m.raw.start, m.raw.end)) {
+            break;
+          }
           note_stream(m.raw.device, m.raw.context, m.raw.stream);
           ++totals_.gpu_ops;
           each([&](trace_sink& s) { s.on_memcpy(m); });
@@ -490,6 +514,9 @@ class process_reader {
             break;
           }
           memset_info const m{pid_, rec::load<rec::gpu_memset>(g.body)};
+          if (bad_times(m.raw.start, m.raw.end)) {
+            break;
+          }
           note_stream(m.raw.device, m.raw.context, m.raw.stream);
           ++totals_.gpu_ops;
           each([&](trace_sink& s) { s.on_memset(m); });
@@ -500,6 +527,9 @@ class process_reader {
             break;
           }
           sync_info const m{pid_, rec::load<rec::gpu_sync>(g.body)};
+          if (bad_times(m.raw.start, m.raw.end)) {
+            break;
+          }
           each([&](trace_sink& s) { s.on_sync(m); });
           break;
         }
@@ -508,6 +538,9 @@ class process_reader {
             break;
           }
           api_info a{pid_, rec::load<rec::gpu_api>(g.body), {}};
+          if (bad_times(a.raw.start, a.raw.end)) {
+            break;
+          }
           a.name = gpu_string(a.raw.name);
           ++totals_.api_calls;
           each([&](trace_sink& s) { s.on_api(a); });
@@ -623,7 +656,7 @@ class process_reader {
     rec::for_each_record(
         pieces, tid,
         [&](rec::raw_event const& r) {
-          last = std::max(last, clock_.to_ns(r.ticks));
+          last = std::max(last, sane_ns(clock_.to_ns(r.ticks)));
           last_ns_ = std::max(last_ns_, last);
           if (r.flags & rec::flag::null_message) {
             warn("null_message", fmt::format("pid {} thread {}: null message passed to {}", pid_,
