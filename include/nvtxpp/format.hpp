@@ -14,6 +14,7 @@
 #include <fmt/core.h>
 
 #include <cstddef>
+#include <cstring>
 #include <iterator>
 #include <tuple>
 #include <type_traits>
@@ -71,84 +72,82 @@ constexpr auto format_arg_ref(T const& arg) noexcept {
 }
 
 #if NVTXPP_ENABLED
-/// Length of fmt's output at which format_into stops fmt, for a buffer of @p n bytes (exception
-/// builds): what fmt would write after that is never asked for, so a format error further on in
-/// the format string goes unnoticed and the text is the (truncated) output.
-constexpr std::size_t format_stop_length(std::size_t n) noexcept { return 17 * n - 1; }
+template <typename T, typename = void>
+struct is_named_arg : std::false_type {};
+template <typename T>
+struct is_named_arg<T, std::void_t<decltype(std::declval<T const&>().name),
+                                   decltype(std::declval<T const&>().value)>> : std::true_type {};
 
-#if NVTXPP_HAS_EXCEPTIONS
-/// fmt output over a fixed char range. Characters past the end are dropped, as fmt::format_to_n
-/// does, but only up to a bound (format_stop_length): then fmt is stopped (output_full is thrown
-/// and caught by format_into), so a huge width (`{:999999999}`), precision or custom output costs
-/// time bounded by the buffer size rather than by what fmt was asked to write. A text a little too
-/// long (the common case) never throws.
-struct bounded_output {
-  struct output_full {};
-  struct state {
-    char* cur;
-    char* end;
-    std::size_t drop_left;  ///< characters still dropped quietly once the range is full
-  };
-  using iterator_category = std::output_iterator_tag;
-  using value_type = void;
-  using difference_type = std::ptrdiff_t;
-  using pointer = void;
-  using reference = void;
-
-  state* s;
-
-  bounded_output& operator*() noexcept { return *this; }
-  bounded_output& operator++() noexcept { return *this; }
-  bounded_output operator++(int) noexcept { return *this; }
-  bounded_output& operator=(char c) {
-    if (s->cur != s->end) {
-      *s->cur++ = c;
-    } else if (s->drop_left != 0) {
-      // fmt writes its remaining buffered characters again while it unwinds: drop_left is
-      // already 0 then, so those are dropped without a second throw.
-      if (--s->drop_left == 0) throw output_full{};
-    }
-    return *this;
-  }
-};
-#else
-/// Without exceptions fmt cannot be stopped once started, so the format string is checked
-/// first: whether every width and precision in it (a literal number, or an argument named by a
-/// nested `{}`, `{n}` or `{name}`) is at most @p limit. Conservative: any number above the limit
-/// in a replacement field's spec counts, whatever the argument's formatter makes of it.
-struct spec_value {
-  template <typename T>
-  unsigned long long operator()(T v) const noexcept {
-    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      if constexpr (std::is_signed_v<T>) {
-        return v < 0 ? 0U : static_cast<unsigned long long>(v);
-      } else {
-        return static_cast<unsigned long long>(v);
-      }
+/// A format argument's value as a width or precision (`{:{}}`): an integer's value (a named
+/// argument's too), else 0 (fmt reports a width that is not an integer itself).
+template <typename T>
+constexpr unsigned long long spec_value_of(T const& v) noexcept {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if constexpr (std::is_signed_v<T>) {
+      return v < 0 ? 0U : static_cast<unsigned long long>(v);
     } else {
-      return 0U;  // not an integer: fmt reports the error itself
+      return static_cast<unsigned long long>(v);
     }
+  } else if constexpr (is_named_arg<T>::value) {
+    return spec_value_of(v.value);
+  } else {
+    return 0U;
   }
+}
+
+/// The format arguments as specs_within sees them: by position or by name, as widths. (Typed,
+/// rather than through fmt::format_args, so that fmt's own argument lookup stays as fmt built it.)
+struct spec_args {
+  void const* refs;  ///< the std::tuple of references to the format arguments
+  unsigned long long (*by_index)(void const* refs, int id) noexcept;
+  unsigned long long (*by_name)(void const* refs, fmt::string_view name) noexcept;
 };
 
-inline bool specs_within(fmt::string_view f, fmt::format_args args,
-                         unsigned long long limit) noexcept {
+template <typename Refs>
+unsigned long long spec_by_index(void const* refs, int id) noexcept {
+  return std::apply(
+      [id](auto const&... a) {
+        unsigned long long v = 0;
+        int i = 0;
+        static_cast<void>(((i++ == id ? (v = spec_value_of(a), true) : false) || ...));
+        return v;
+      },
+      *static_cast<Refs const*>(refs));
+}
+
+template <typename Refs>
+unsigned long long spec_by_name(void const* refs, fmt::string_view name) noexcept {
+  auto const match = [name](auto const& a) noexcept {
+    if constexpr (is_named_arg<std::decay_t<decltype(a)>>::value) {
+      return fmt::string_view{a.name} == name;
+    } else {
+      return false;
+    }
+  };
+  return std::apply(
+      [&](auto const&... a) {
+        unsigned long long v = 0;
+        static_cast<void>(((match(a) ? (v = spec_value_of(a), true) : false) || ...));
+        return v;
+      },
+      *static_cast<Refs const*>(refs));
+}
+
+/// specs_within for a format string that has a ':' somewhere (out of line: most have none).
+[[gnu::noinline]] inline bool specs_within_scan(fmt::string_view f, spec_args const& args,
+                                                unsigned long long limit) noexcept {
   char const* p = f.data();
   char const* const e = p + f.size();
   int next_auto = 0;
   // The argument named by the text [b, q) of a nested `{...}`: its value as a width/precision.
   auto const dynamic_value = [&](char const* b, char const* q) noexcept -> unsigned long long {
-    fmt::basic_format_arg<fmt::format_context> arg;
-    if (b == q) {
-      arg = args.get(next_auto++);
-    } else if (*b >= '0' && *b <= '9') {
+    if (b == q) return args.by_index(args.refs, next_auto++);
+    if (*b >= '0' && *b <= '9') {
       int id = 0;
       for (; b != q && *b >= '0' && *b <= '9' && id < 100000; ++b) id = id * 10 + (*b - '0');
-      arg = args.get(id);
-    } else {
-      arg = args.get(fmt::string_view{b, static_cast<std::size_t>(q - b)});
+      return args.by_index(args.refs, id);
     }
-    return fmt::visit_format_arg(spec_value{}, arg);
+    return args.by_name(args.refs, fmt::string_view{b, static_cast<std::size_t>(q - b)});
   };
   while (p != e) {
     if (*p++ != '{') continue;
@@ -179,49 +178,125 @@ inline bool specs_within(fmt::string_view f, fmt::format_args args,
   }
   return true;
 }
+
+/// Whether every width and precision in @p f, a literal number or an argument named by a nested
+/// `{}`, `{n}` or `{name}`, is at most @p limit. Conservative: any number above the limit in a
+/// replacement field's spec counts, whatever the argument's formatter makes of it. Cheap for the
+/// common format strings: without a ':' there is no spec at all.
+template <typename Refs>
+inline bool specs_within(fmt::string_view f, Refs const& refs, unsigned long long limit) noexcept {
+  if (f.size() == 0 || std::memchr(f.data(), ':', f.size()) == nullptr) return true;
+  spec_args const args{&refs, &spec_by_index<Refs>, &spec_by_name<Refs>};
+  return specs_within_scan(f, args, limit);
+}
+
+/// Ends the text fmt wrote into @p buf (capacity @p n): NUL, or "..." when it did not fit.
+inline char const* end_formatted(char* buf, std::size_t n, std::size_t size) noexcept {
+  if (size <= n - 1) {
+    buf[size] = '\0';
+    return buf;
+  }
+  return end_with_ellipsis(buf, n);
+}
+
+/// Length of fmt's output at which formatting stops, for a buffer of @p n bytes (builds with
+/// exceptions): what fmt would write after that is never asked for, so a format error further
+/// on in the format string goes unnoticed and the text is the (truncated) output.
+constexpr std::size_t format_stop_length(std::size_t n) noexcept { return 17 * n - 1; }
+
+#if NVTXPP_HAS_EXCEPTIONS
+/// fmt output over a fixed char range. Characters past the end are dropped, as fmt::format_to_n
+/// does, but only up to format_stop_length: then fmt is stopped (output_full is thrown and caught
+/// by vformat_into), so a huge width (`{:999999999}`), precision or custom output costs time
+/// bounded by the buffer size rather than by what fmt was asked to write.
+struct bounded_output {
+  struct output_full {};
+  struct state {
+    char* cur;
+    char* end;
+    std::size_t drop_left;  ///< characters still dropped quietly once the range is full
+  };
+  using iterator_category = std::output_iterator_tag;
+  using value_type = void;
+  using difference_type = std::ptrdiff_t;
+  using pointer = void;
+  using reference = void;
+
+  state* s;
+
+  bounded_output& operator*() noexcept { return *this; }
+  bounded_output& operator++() noexcept { return *this; }
+  bounded_output operator++(int) noexcept { return *this; }
+  bounded_output& operator=(char c) {
+    if (s->cur != s->end) {
+      *s->cur++ = c;
+    } else if (s->drop_left != 0) {
+      // fmt writes its remaining buffered characters again while it unwinds: drop_left is
+      // already 0 then, so those are dropped without a second throw.
+      if (--s->drop_left == 0) throw output_full{};
+    }
+    return *this;
+  }
+};
 #endif
 
-/// Formats @p f with the format arguments among @p args into @p buf (capacity @p n >= 16).
-/// Always NUL-terminated; truncated with "..."; on a formatting error, the raw format string.
-/// The time taken is bounded by @p n whatever the format string asks for (see bounded_output;
-/// without exceptions, a width or precision above @p n makes the raw format string the text).
-template <typename... Args>
-inline char const* format_into(char* buf, std::size_t n, fmt::string_view f,
-                               Args const&... args) noexcept {
-  auto const refs = std::tuple_cat(format_arg_ref(args)...);
+/// format_into's way for a format string that asks for a width or precision above the buffer
+/// size, or that failed (out of line: rare).
+///
+/// With exceptions: through bounded_output, which stops fmt at format_stop_length, so the text
+/// is always "fmt's output, truncated; the raw format string when fmt reports an error before
+/// format_stop_length", in time bounded by @p n. (A formatter that failed on the first way is
+/// called again.) Without exceptions fmt cannot be stopped, so the raw format string is the text.
+[[gnu::noinline]] inline char const* vformat_into_bounded(char* buf, std::size_t n,
+                                                          fmt::string_view f,
+                                                          fmt::format_args args) noexcept {
 #if NVTXPP_HAS_EXCEPTIONS
   std::size_t const drop = format_stop_length(n) - (n - 1);
   bounded_output::state out{buf, buf + (n - 1), drop};
   try {
-    std::apply(
-        [&](auto const&... a) {
-          fmt::vformat_to(bounded_output{&out}, f, fmt::make_format_args(a...));
-        },
-        refs);
+    fmt::vformat_to(bounded_output{&out}, f, args);
   } catch (bounded_output::output_full const&) {
     return end_with_ellipsis(buf, n);
   } catch (...) {
     return copy_text(buf, n, std::string_view{f.data(), f.size()});
   }
-  if (out.drop_left != drop) return end_with_ellipsis(buf, n);
-  *out.cur = '\0';
-  return buf;
+  return end_formatted(buf, n, static_cast<std::size_t>(out.cur - buf) + (drop - out.drop_left));
 #else
-  return std::apply(
-      [&](auto const&... a) {
-        auto const store = fmt::make_format_args(a...);
-        fmt::format_args const fargs{store};
-        if (!specs_within(f, fargs, n)) {
-          return copy_text(buf, n, std::string_view{f.data(), f.size()});
-        }
-        auto const result = fmt::vformat_to_n(buf, n - 1, f, fargs);
-        if (result.size <= n - 1) {
-          buf[result.size] = '\0';
-          return static_cast<char const*>(buf);
-        }
-        return end_with_ellipsis(buf, n);
-      },
-      refs);
+  static_cast<void>(args);
+  return copy_text(buf, n, std::string_view{f.data(), f.size()});
+#endif
+}
+
+/// Formats @p f with the format arguments among @p args into @p buf (capacity @p n >= 16).
+/// Always NUL-terminated; truncated with "..."; on a formatting error, the raw format string.
+/// Takes time bounded by @p n whatever widths and precisions @p f asks for: a format string
+/// whose widths and precisions fit the buffer (the common case) is formatted straight into it by
+/// fmt::vformat_to_n; any other goes to vformat_into_bounded, as does one that fails.
+template <typename... Args>
+inline char const* format_into(char* buf, std::size_t n, fmt::string_view f,
+                               Args const&... args) noexcept {
+  auto const refs = std::tuple_cat(format_arg_ref(args)...);
+  auto const bounded = [&] {
+    return std::apply(
+        [&](auto const&... a) {
+          return vformat_into_bounded(buf, n, f, fmt::make_format_args(a...));
+        },
+        refs);
+  };
+  if (__builtin_expect(!specs_within(f, refs, n), 0)) return bounded();
+#if NVTXPP_HAS_EXCEPTIONS
+  try {
+#endif
+    auto const result = std::apply(
+        [&](auto const&... a) {
+          return fmt::vformat_to_n(buf, n - 1, f, fmt::make_format_args(a...));
+        },
+        refs);
+    return end_formatted(buf, n, result.size);
+#if NVTXPP_HAS_EXCEPTIONS
+  } catch (...) {
+    return bounded();  // decided where the documented rule stops fmt
+  }
 #endif
 }
 
