@@ -30,19 +30,24 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   -LE "gpu|packaging|compile_fail|nosan"
 
 echo "== thread and capture tests under ThreadSanitizer"
-# Only the targets those tests need; the injection library too, since NVTX loads it into the
-# TSan-built capture app. tests/tsan.supp suppresses NVTX's own header code only (each line says
-# why). capture.memory and capture.memory_threads (10 million ranges each) are left out: under
-# TSan they take minutes, and the ASan stage already runs them.
+# Only the targets those tests need; the injection library and the CUPTI test double too, since
+# they are loaded into the TSan-built capture app. tests/tsan.supp suppresses NVTX's own header
+# code only (each line says why). capture.memory and capture.memory_threads (10 million ranges
+# each) are left out: under TSan they take minutes, and the ASan stage already runs them.
 tsan="-fsanitize=thread -fno-omit-frame-pointer"
 cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVTXPP_BUILD_EXAMPLES=OFF \
   -DNVTXPP_INSTALL=OFF "-DCMAKE_CXX_FLAGS=$tsan" "-DCMAKE_EXE_LINKER_FLAGS=$tsan" \
-  "-DCMAKE_SHARED_LINKER_FLAGS=$tsan"
-cmake --build build/tsan -j "$jobs" --target test_threads nvtxpp-capture nvtxpp_inject \
-  nvtxpp_capture_app nvtxpp_capture_nvtxpp_app
+  "-DCMAKE_SHARED_LINKER_FLAGS=$tsan" "-DCMAKE_MODULE_LINKER_FLAGS=$tsan"
+tsan_targets=(test_threads nvtxpp-capture nvtxpp_inject nvtxpp_capture_app)
+tsan_all=$(cmake --build build/tsan --target help)
+for t in nvtxpp_capture_nvtxpp_app nvtxpp_fake_cupti nvtxpp_cupti_convert_test test_sqlite_writer; do
+  # optional targets (CUPTI headers, libsqlite3): built when this configuration has them
+  if grep -q "^$t:" <<<"$tsan_all"; then tsan_targets+=("$t"); fi
+done
+cmake --build build/tsan -j "$jobs" --target "${tsan_targets[@]}"
 TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/tests/tsan.supp" \
   ctest --test-dir build/tsan -j "$jobs" --output-on-failure -R 'thread|^capture\.' \
-  -E '^capture\.memory'
+  -E '^capture\.memory' -LE "$exclude"
 
 echo "== fuzzers (libFuzzer, 20 s each)"
 if command -v clang++ >/dev/null; then
