@@ -88,9 +88,19 @@ std::string grouped(std::uint64_t v) {
   return s;
 }
 
+/// A non-negative double as an integer, saturating (a damaged trace's sums can exceed 2^64).
+std::uint64_t to_u64(double v) noexcept {
+  if (!(v > 0)) {
+    return 0;
+  }
+  return v >= 18446744073709551615.0 ? UINT64_MAX : static_cast<std::uint64_t>(v);
+}
+
 std::string grouped(double v) {
-  auto const whole = static_cast<std::uint64_t>(v);
-  auto tenth = static_cast<int>(std::llround((v - static_cast<double>(whole)) * 10.0));
+  auto const whole = to_u64(v);
+  auto tenth = whole == UINT64_MAX
+                   ? 0
+                   : static_cast<int>(std::llround((v - static_cast<double>(whole)) * 10.0));
   std::uint64_t w = whole;
   if (tenth == 10) {
     ++w;
@@ -396,7 +406,9 @@ void summary_sink::end_process(process_info const&) {
     for (auto const& p : v) {
       auto& row = d_->proj_rows[p.row];
       row.proj.push_back(p.proj);
-      row.range_total += p.range_time;
+      // Saturates: the reader bounds each time to 2^62 ns, not a sum of many.
+      row.range_total =
+          p.range_time > INT64_MAX - row.range_total ? INT64_MAX : row.range_total + p.range_time;
       row.ops += p.ops;
       row.level_sum += static_cast<std::uint64_t>(p.level);
       row.child_sum += static_cast<std::uint64_t>(p.children);
@@ -436,7 +448,7 @@ void summary_sink::print(std::FILE* out, read_totals const& totals,
     });
     for (auto const& x : rows) {
       double const pct = all > 0 ? 100.0 * x.s.total / all : 0.0;
-      auto const total = static_cast<std::uint64_t>(x.s.total);
+      auto const total = to_u64(x.s.total);
       t.rows.push_back({fmt::format("{:.1f}", pct), grouped(total), grouped(std::uint64_t{x.s.n}),
                         grouped(x.s.avg), grouped(x.s.med), u(x.s.min), u(x.s.max),
                         grouped(x.s.stddev), x.style, x.range});
@@ -485,7 +497,7 @@ void summary_sink::print(std::FILE* out, read_totals const& totals,
       auto const avg_ops = static_cast<double>(x.row->ops) / n;
       auto const lvl = static_cast<double>(x.row->level_sum) / n;
       auto const child = static_cast<double>(x.row->child_sum) / n;
-      auto const total = static_cast<std::uint64_t>(x.s.total);
+      auto const total = to_u64(x.s.total);
       p.rows.push_back({x.row->name, x.row->style, grouped(total), u(x.row->range_total),
                         grouped(std::uint64_t{x.s.n}), grouped(x.s.avg), grouped(x.s.med),
                         u(x.s.min), u(x.s.max), grouped(x.s.stddev), grouped(x.row->ops),
@@ -519,7 +531,7 @@ void summary_sink::print(std::FILE* out, read_totals const& totals,
       });
       for (auto const& [s, key] : rows) {
         double const pct = all > 0 ? 100.0 * s.total / all : 0.0;
-        auto const total = static_cast<std::uint64_t>(s.total);
+        auto const total = to_u64(s.total);
         t.rows.push_back({fmt::format("{:.1f}", pct), grouped(total), grouped(std::uint64_t{s.n}),
                           grouped(s.avg), grouped(s.med), u(s.min), u(s.max), grouped(s.stddev),
                           key});
