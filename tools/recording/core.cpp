@@ -54,6 +54,15 @@ std::atomic<thread_state*> g_threads{nullptr};
 std::atomic<bool> g_tsc{false};  // set once by calibrate(), before the callbacks are installed
 hooks g_hooks;
 
+/// g_hooks as set before recording began. set_hooks runs before set_recording(true) (a release
+/// store); reading the flag with acquire here makes the write of g_hooks happen before this
+/// read on any thread, which the hot path's relaxed flag load alone does not (ThreadSanitizer
+/// reported it: a thread's first block requested while another thread ran the setup).
+inline hooks const& published_hooks() noexcept {
+  static_cast<void>(g_recording.load(std::memory_order_acquire));
+  return g_hooks;
+}
+
 // TLS in initial-exec form: a plain %fs-relative load, also inside the dlopen'ed injection
 // library (glibc reserves static TLS room for such small additions).
 __attribute__((tls_model("initial-exec"))) thread_local thread_state* t_self = nullptr;
@@ -142,8 +151,8 @@ struct exit_guard {
   exit_guard& operator=(exit_guard const&) = delete;
   ~exit_guard() {
     if (t != nullptr) {
-      if (g_hooks.thread_exit != nullptr) {
-        g_hooks.thread_exit(*t);
+      if (published_hooks().thread_exit != nullptr) {
+        published_hooks().thread_exit(*t);
       }
       t->exited.store(true, std::memory_order_release);
     }
@@ -194,7 +203,7 @@ inline thread_state* self() noexcept {
 
 inline unsigned char* reserve(thread_state* t, std::uint32_t n) noexcept {
   if (NVTXPP_UNLIKELY(chunk_capacity - t->used < n)) {
-    g_hooks.chunk_full(*t);
+    published_hooks().chunk_full(*t);
   }
   return t->cur->data + t->used;
 }
@@ -546,8 +555,8 @@ std::uint32_t intern_locked(name_state& s, std::string const& text) {
   if (fresh) {
     it->second = static_cast<std::uint32_t>(s.tables.strings.size());
     s.tables.strings.push_back(text);
-    if (g_hooks.string_defined != nullptr) {
-      g_hooks.string_defined(it->second, text);
+    if (published_hooks().string_defined != nullptr) {
+      published_hooks().string_defined(it->second, text);
     }
   }
   return it->second;
@@ -631,8 +640,8 @@ void name_category(std::uint32_t domain, std::uint32_t category, Char const* nam
       std::lock_guard lock{s.mutex};
       id = intern_locked(s, n.text);
       s.tables.category_names[{domain, category}].emplace_back(ticks, id);
-      if (g_hooks.category_named != nullptr) {
-        g_hooks.category_named(domain, category, ticks, id);
+      if (published_hooks().category_named != nullptr) {
+        published_hooks().category_named(domain, category, ticks, id);
       }
     }
     fields f;
@@ -655,8 +664,8 @@ void name_thread(std::uint32_t tid, Char const* name) noexcept {
       std::lock_guard lock{s.mutex};
       id = intern_locked(s, n.text);
       s.tables.thread_names[tid].emplace_back(ticks, id);
-      if (g_hooks.thread_named != nullptr) {
-        g_hooks.thread_named(tid, ticks, id);
+      if (published_hooks().thread_named != nullptr) {
+        published_hooks().thread_named(tid, ticks, id);
       }
     }
     fields f;
@@ -712,8 +721,8 @@ nvtxDomainHandle_t create_domain(Char const* name) noexcept {
         auto index = static_cast<std::uint32_t>(s.tables.domains.size());
         s.tables.domains.push_back(n.text);
         it->second = &s.domain_recs.emplace_back(domain_rec{index});
-        if (g_hooks.domain_defined != nullptr) {
-          g_hooks.domain_defined(index, n.text);
+        if (published_hooks().domain_defined != nullptr) {
+          published_hooks().domain_defined(index, n.text);
         }
       }
       rec = it->second;
