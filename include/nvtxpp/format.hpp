@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <exception>
 #include <iterator>
 #include <tuple>
 #include <type_traits>
@@ -215,6 +216,7 @@ struct bounded_output {
     char* cur;
     char* end;
     std::size_t drop_left;  ///< characters still dropped quietly once the range is full
+    int uncaught;           ///< std::uncaught_exceptions() when formatting began
   };
   using iterator_category = std::output_iterator_tag;
   using value_type = void;
@@ -230,10 +232,11 @@ struct bounded_output {
   bounded_output& operator=(char c) {
     if (s->cur != s->end) {
       *s->cur++ = c;
-    } else if (s->drop_left != 0) {
-      // fmt writes its remaining buffered characters again while it unwinds: drop_left is
-      // already 0 then, so those are dropped without a second throw.
-      if (--s->drop_left == 0) throw output_full{};
+    } else if (s->drop_left != 0 && --s->drop_left == 0 &&
+               std::uncaught_exceptions() == s->uncaught) {
+      // Not while an exception unwinds: fmt's buffer flushes its last characters from its
+      // destructor, also after a format error (the error decides the text then).
+      throw output_full{};
     }
     return *this;
   }
@@ -252,7 +255,7 @@ struct bounded_output {
                                                           fmt::format_args args) noexcept {
 #if NVTXPP_HAS_EXCEPTIONS
   std::size_t const drop = format_stop_length(n) - (n - 1);
-  bounded_output::state out{buf, buf + (n - 1), drop};
+  bounded_output::state out{buf, buf + (n - 1), drop, std::uncaught_exceptions()};
   try {
     fmt::vformat_to(bounded_output{&out}, f, args);
   } catch (bounded_output::output_full const&) {

@@ -100,3 +100,14 @@ TEST_CASE("a format error is noticed unless fmt was stopped before reaching it")
   CHECK(marks[0].message == "{:300}{}{}");
   CHECK(marks[1].message == std::string(NVTXPP_MESSAGE_BUFFER_SIZE - 4, ' ') + "...");
 }
+
+TEST_CASE("a format error when the output is exactly at the stop length is noticed") {
+  // fmt hands its output over in 256-byte pieces and flushes the last piece from a destructor,
+  // here while the format error unwinds: stopping fmt there would terminate the program (found
+  // by fuzz_format). The error is noticed: the raw format string is sent.
+  nvtxpp::testing::recorder rec;
+  constexpr auto stop = nvtxpp::detail::format_stop_length(NVTXPP_MESSAGE_BUFFER_SIZE);
+  std::string const f = "{:" + std::to_string(stop - 1) + "}{}{}";  // stop - 1 columns, "8", error
+  nvtxpp::mark(fmt::runtime(f), 7, 8);
+  CHECK(only(rec.events(), {event_type::mark}).at(0).message == f);
+}

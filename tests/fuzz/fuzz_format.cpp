@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <iterator>
 #include <string>
 #include <string_view>
@@ -43,7 +44,8 @@ struct prefix_output {
   prefix_output& operator=(char c) {
     if (*count == stop) return *this;  // fmt flushing while it unwinds
     if (text->size() < keep) text->push_back(c);
-    if (++*count == stop) throw full{};
+    // Never from fmt's buffer flushing in its destructor after a format error.
+    if (++*count == stop && std::uncaught_exceptions() == 0) throw full{};
     return *this;
   }
 };
