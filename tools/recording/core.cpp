@@ -1028,10 +1028,11 @@ std::uint64_t NVTX_API cb_schema_register(nvtxDomainHandle_t d, nvtxPayloadSchem
     if (mask & NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_NAME) {
       def.name = copy_text(a->name);
     }
-    def.type = (mask & NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_TYPE) ? a->type
-                                                            : NVTX_PAYLOAD_SCHEMA_TYPE_STATIC;
+    def.type =
+        (mask & NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_TYPE) ? a->type : NVTX_PAYLOAD_SCHEMA_TYPE_STATIC;
     def.flags = (mask & NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_FLAGS) ? a->flags : 0;
-    def.static_size = (mask & NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_STATIC_SIZE) ? a->payloadStaticSize : 0;
+    def.static_size =
+        (mask & NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_STATIC_SIZE) ? a->payloadStaticSize : 0;
     def.pack_align = (mask & NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_ALIGNMENT) ? a->packAlign : 0;
     std::size_t const n = a->numEntries < max_schema_entries ? a->numEntries : max_schema_entries;
     for (std::size_t i = 0; i < n; ++i) {
@@ -1151,8 +1152,8 @@ std::uint64_t NVTX_API cb_counter_register(nvtxDomainHandle_t d, nvtxCounterAttr
     def.scope = a->scopeId;
     bool const full = a->structSize >= sizeof(nvtxCounterAttr_t);
     int depth = 0;
-    for (nvtxSemanticsHeader_t const* h = full ? a->semantics : nullptr;
-         h != nullptr && depth < 16; h = h->next, ++depth) {
+    for (nvtxSemanticsHeader_t const* h = full ? a->semantics : nullptr; h != nullptr && depth < 16;
+         h = h->next, ++depth) {
       if (h->semanticId == NVTX_SEMANTIC_ID_COUNTERS_V1 &&
           h->structSize >= sizeof(nvtxSemanticsCounter_t)) {
         auto const* c = reinterpret_cast<nvtxSemanticsCounter_t const*>(h);
@@ -1169,12 +1170,13 @@ std::uint64_t NVTX_API cb_counter_register(nvtxDomainHandle_t d, nvtxCounterAttr
     std::uint32_t element = predefined_layout(def.schema).size;
     if (element == 0) {
       if (schema_def const* sd = s.tables.schema_at(def.domain, def.schema)) {
-        element = sd->static_size <= max_blob_bytes ? static_cast<std::uint32_t>(sd->static_size)
-                                                    : 0U;
+        element =
+            sd->static_size <= max_blob_bytes ? static_cast<std::uint32_t>(sd->static_size) : 0U;
       }
     }
     if (find_counter(def.domain, def.id) == nullptr) {
-      counter_rec const* rec = &s.counter_recs.emplace_back(counter_rec{def.domain, def.id, element});
+      counter_rec const* rec =
+          &s.counter_recs.emplace_back(counter_rec{def.domain, def.id, element});
       std::size_t h = counter_hash(def.domain, def.id);
       for (std::size_t i = 0; i < counter_slots; ++i, h = (h + 1) % counter_slots) {
         if (g_counter_slots[h].load(std::memory_order_relaxed) == nullptr) {
@@ -1248,10 +1250,10 @@ void NVTX_API cb_counter_batch(nvtxDomainHandle_t d, nvtxCounterBatch_t const* b
   // One record per sample, all stamped now (tool-provided time; timestamps the caller passes
   // are in a time domain we do not convert).
   counter_rec const* c = find_counter(domain_index(d), b->counterId);
-  std::size_t const element = c != nullptr && c->element_size != 0 &&
-                                      b->countersSize % c->element_size == 0
-                                  ? c->element_size
-                                  : b->countersSize;  // unknown layout: one undecodable record
+  std::size_t const element =
+      c != nullptr && c->element_size != 0 && b->countersSize % c->element_size == 0
+          ? c->element_size
+          : b->countersSize;  // unknown layout: one undecodable record
   auto const* p = static_cast<unsigned char const*>(b->counters);
   for (std::size_t at = 0; at < b->countersSize; at += element) {
     fields f;

@@ -550,10 +550,10 @@ type_layout predefined_layout(std::uint64_t t) noexcept {
 
 char const* entry_type_name(std::uint64_t t) noexcept {
   static char const* const names[] = {
-      "",       "char",       "uchar", "short",  "ushort",  "int",    "uint",
-      "long",   "ulong",      "longlong", "ulonglong", "i8", "u8",  "i16",
-      "u16",    "i32",        "u32",   "i64",    "u64",     "f32",    "f64",
-      "longdouble", "size",   "address", "wchar", "char8",  "char16", "char32"};
+      "",           "char",  "uchar",    "short",     "ushort", "int",    "uint",
+      "long",       "ulong", "longlong", "ulonglong", "i8",     "u8",     "i16",
+      "u16",        "i32",   "u32",      "i64",       "u64",    "f32",    "f64",
+      "longdouble", "size",  "address",  "wchar",     "char8",  "char16", "char32"};
   if (t < sizeof names / sizeof names[0]) {
     return names[t];
   }
@@ -787,9 +787,10 @@ std::vector<testing::payload_field> decode_fields(schema_def const& s, unsigned 
                                  array == 0 && e.array_or_union > 0;
     bool const fixed_array = array == flag_array_fixed || embedded_string;
     f.array_length = fixed_array ? e.array_or_union : 0;
-    schema_def const* registered = predefined_layout(e.type).size == 0 && (e.flags & flag_pointer) == 0
-                                       ? names.schema_at(s.domain, e.type)
-                                       : nullptr;
+    schema_def const* registered =
+        predefined_layout(e.type).size == 0 && (e.flags & flag_pointer) == 0
+            ? names.schema_at(s.domain, e.type)
+            : nullptr;
     char const* tn = entry_type_name(e.type);
     f.type_name = registered != nullptr ? (registered->is_enum ? "enum" : "schema")
                   : *tn != '\0'         ? tn
@@ -920,7 +921,8 @@ testing::counter_sample decode_counter_sample(raw_event const& r, name_tables co
   }
   auto const kind = r.category;
   if (kind >= static_cast<std::uint32_t>(counter_sample_kind::no_value)) {
-    c.no_value = static_cast<std::uint8_t>(kind - static_cast<std::uint32_t>(counter_sample_kind::no_value));
+    c.no_value =
+        static_cast<std::uint8_t>(kind - static_cast<std::uint32_t>(counter_sample_kind::no_value));
     return c;
   }
   if (kind == static_cast<std::uint32_t>(counter_sample_kind::int64)) {
@@ -954,8 +956,8 @@ testing::counter_sample decode_counter_sample(raw_event const& r, name_tables co
       c.fields = decode_fields(*s, p, r.blob.size(), names);
     }
   } else {
-    warnings.push_back("counter \"" + def->name + "\": value type " +
-                       std::to_string(def->schema) + " unknown: not decoded");
+    warnings.push_back("counter \"" + def->name + "\": value type " + std::to_string(def->schema) +
+                       " unknown: not decoded");
   }
   return c;
 }

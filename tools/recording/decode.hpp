@@ -56,12 +56,12 @@ struct counter_def {
   std::uint64_t id = 0;
   std::string name;
   std::string description;
-  std::string unit;                ///< counter semantics' unit
-  std::uint64_t schema = 0;        ///< nvtxCounterAttr_t::schemaId
-  std::uint64_t scope = 0;         ///< nvtxCounterAttr_t::scopeId
+  std::string unit;          ///< counter semantics' unit
+  std::uint64_t schema = 0;  ///< nvtxCounterAttr_t::schemaId
+  std::uint64_t scope = 0;   ///< nvtxCounterAttr_t::scopeId
   std::uint64_t semantic_flags = 0;
-  std::int64_t limit_type = 0;     ///< NVTX_COUNTER_LIMIT_*
-  std::uint64_t limit_min = 0;     ///< bit patterns of the limits union
+  std::int64_t limit_type = 0;  ///< NVTX_COUNTER_LIMIT_*
+  std::uint64_t limit_min = 0;  ///< bit patterns of the limits union
   std::uint64_t limit_max = 0;
 };
 
