@@ -135,6 +135,7 @@ struct process_file {
   std::unordered_map<std::uint32_t, std::string_view> gpu_strings;
   std::vector<gpu_record_ref> gpu;
   std::unordered_map<std::uint64_t, std::uint32_t> stream_ids;  // cudaStream_t bits -> CUPTI id
+  std::vector<std::string> record_warnings;                     // malformed definition records
 
   process_file() = default;
   process_file(process_file const&) = delete;
@@ -180,6 +181,9 @@ void parse_stream_info(process_file& pf, std::string_view value) {
     pf.stream_ids[h] = static_cast<std::uint32_t>(s);
   }
 }
+
+/// Most counter and schema definitions one process file may hold (damage beyond is skipped).
+constexpr std::size_t max_defs = std::size_t{1} << 16U;
 
 /// Maps and indexes a file. Returns an error text, or "" on success.
 std::string read_process_file(process_file& pf) {
@@ -277,6 +281,28 @@ std::string read_process_file(process_file& pf) {
       case rec::file_record::process:
         pf.command.assign(reinterpret_cast<char const*>(body), size);
         break;
+      case rec::file_record::counter_def: {
+        rec::counter_def c;
+        if (!rec::decode_counter_def(body, size, c) || pf.names.counters.size() >= max_defs) {
+          pf.record_warnings.push_back(pf.path +
+                                       ": malformed or excess counter definition "
+                                       "skipped");
+        } else {
+          pf.names.counters[{c.domain, c.id}] = std::move(c);
+        }
+        break;
+      }
+      case rec::file_record::schema_def: {
+        rec::schema_def sd;
+        if (!rec::decode_schema_def(body, size, sd) || pf.names.schemas.size() >= max_defs) {
+          pf.record_warnings.push_back(pf.path +
+                                       ": malformed or excess payload schema "
+                                       "definition skipped");
+        } else {
+          pf.names.schemas[{sd.domain, sd.id}] = std::move(sd);
+        }
+        break;
+      }
       default:
         break;  // a newer record kind: skipped
     }
@@ -359,6 +385,17 @@ class process_reader {
                               pf_.names.string_at(sid)};
         each([&](trace_sink& s) { s.on_category(c); });
       }
+    }
+    for (auto& w : pf_.record_warnings) {
+      warn("malformed", std::move(w));
+    }
+    for (auto const& [key, sd] : pf_.names.schemas) {
+      schema_info const si{pid_, &sd};
+      each([&](trace_sink& s) { s.on_schema(si); });
+    }
+    for (auto const& [key, c] : pf_.names.counters) {
+      counter_info const ci{pid_, pf_.names.domain_at(c.domain), &c};
+      each([&](trace_sink& s) { s.on_counter(ci); });
     }
     std::set<std::uint64_t> tids;
     for (auto const& [tid, pieces] : pf_.pieces) {
@@ -544,7 +581,7 @@ class process_reader {
     return {};
   }
 
-  event_attributes attributes(rec::raw_event const& a) const {
+  event_attributes attributes(rec::raw_event const& a) {
     event_attributes e;
     e.domain = a.domain;
     e.domain_name = pf_.names.domain_at(a.domain);
@@ -559,6 +596,13 @@ class process_reader {
     e.registered = (a.flags & rec::flag::registered) != 0;
     e.truncated = (a.flags & rec::flag::truncated) != 0;
     e.null_message = (a.flags & rec::flag::null_message) != 0;
+    if (!a.blob.empty()) {
+      std::vector<std::string> problems;
+      e.payloads = rec::decode_payloads(a.blob, a.domain, pf_.names, problems);
+      for (auto& w : problems) {
+        warn("payload", fmt::format("pid {}: {}", pid_, w));
+      }
+    }
     return e;
   }
 
@@ -684,6 +728,19 @@ class process_reader {
             case event_type::mark:
               deliver_mark(r, mark_kind::mark, message_of(r), last, tid);
               break;
+            case event_type::counter_sample: {
+              std::vector<std::string> problems;
+              testing::counter_sample const sample =
+                  rec::decode_counter_sample(r, pf_.names, problems);
+              for (auto& w : problems) {
+                warn("counter", fmt::format("pid {} thread {}: {}", pid_, tid, w));
+              }
+              counter_sample_info const c{
+                  pid_, tid, last, r.domain, pf_.names.domain_at(r.domain), &sample};
+              ++totals_.counter_samples;
+              each([&](trace_sink& s) { s.on_counter_sample(c); });
+              break;
+            }
             case event_type::sync_create:
               sync_names_[r.id] = message_of(r);
               [[fallthrough]];

@@ -87,7 +87,7 @@ enum class resource_kind : std::uint32_t {
 /// @brief Name of a resource kind as the event model spells it.
 [[nodiscard]] char const* resource_name(resource_kind kind) noexcept;
 
-/// @brief Record kinds of the capture file.
+/// @brief Record kinds of the capture file (9..15 are gpu_format.hpp's gpu_record kinds).
 enum class file_record : std::uint32_t {
   chunk = 1,          ///< u64 tid, u32 thread index, u32 block sequence number, stream bytes
   string_def = 2,     ///< u32 id, text
@@ -97,8 +97,8 @@ enum class file_record : std::uint32_t {
   clock = 6,          ///< i64 ticks, i64 ns: a calibration point
   finish = 7,         ///< i64 ticks, i64 ns, i32 how (finish_reason): the process ended
   process = 8,        ///< text: the process's command line, arguments separated by spaces
-  counter_def = 9,    ///< a registered counter (decode.hpp encode_counter)
-  schema_def = 10,    ///< a registered payload schema or enum (decode.hpp encode_schema)
+  counter_def = 32,   ///< a registered counter (decode.hpp encode_counter)
+  schema_def = 33,    ///< a registered payload schema or enum (decode.hpp encode_schema)
 };
 
 /// @brief How a captured process ended, as recorded in its file.
