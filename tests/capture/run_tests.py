@@ -691,7 +691,86 @@ def case_gpu_nsys_reference(a, tmp):
         check(rows == want, f"{title} as nsys prints it:\n  got  {rows}\n  want {want}")
 
 
+def case_extensions(a, tmp):
+    """NVTX counters as Chrome counter tracks; structured payload fields in args."""
+    out = os.path.join(tmp, "ext.json")
+    p = run([a.app, "extensions"], a.capture, out=out, extra=["--no-summary"])
+    check(p.returncode == 0, f"exit status 0, got {p.returncode}: {p.stderr}")
+    check("8 counter sample(s)" in p.stderr, f"the launcher counts the samples: {p.stderr}")
+    t = load(out)
+    cs = events(t, "C")
+    tracks = {}
+    for e in cs:
+        tracks.setdefault(e["name"], []).append(e)
+    check(sorted(tracks) == ["bytes in flight", "load", "queue"],
+          f"one track per counter, named by the counter, got {sorted(tracks)}")
+    pid = only(t, "X", "counting").get("pid")
+    check(all(e["pid"] == pid and e["cat"] == "ext" for e in cs),
+          "counter tracks under the process, cat = the domain")
+    # Values in call order: the unavailable sample draws nothing, the zero one draws 0.
+    check([e["args"] for e in tracks.get("bytes in flight", [])] ==
+          [{"value": 100}, {"value": 300}, {"value": 0}], "bytes in flight: 100, 300, 0")
+    check([e["args"] for e in tracks.get("load", [])] == [{"value": 0.25}], "load: 0.25")
+    check([e["args"]["value"] for e in tracks.get("queue", [])] == [1, 2, 3],
+          "the batch: one sample per value, in order")
+    counting = only(t, "X", "counting")
+    times = [ns(e["ts"]) for e in sorted(cs, key=lambda e: e["ts"])]
+    check(all(ns(counting["ts"]) <= x <= ns(counting["ts"]) + ns(counting["dur"]) for x in times),
+          "every sample's time lies inside the range that made it")
+    seq = [ns(e["ts"]) for e in tracks.get("bytes in flight", [])]
+    check(seq == sorted(seq) and len(set(seq)) == len(seq), "a track's times increase")
+    serve = only(t, "X", "serve").get("args", {})
+    check(serve.get("payload_schema") == "request" and serve.get("id") == 42 and
+          serve.get("size") == 1.5 and serve.get("tag") == "get",
+          f"payload fields decoded into the push's args, got {serve}")
+    unknown = only(t, "i", "unknown payload").get("args", {})
+    check(unknown.get("payload_schema") == 0xBADBAD and
+          unknown.get("payload_bytes", "").startswith("2a000000"),
+          f"a payload of unknown schema is kept as hex bytes, got {unknown}")
+    marks = [e for e in events(t, "i") if e["name"] == ""]
+    check(len(marks) == 1 and marks[0]["args"].get("id") == 7, "nvtxMarkPayload's fields")
+    w = t["otherData"]["warnings"]
+    check(any("unknown schema 12245933" in x for x in w), f"unknown schema warned: {w}")
+    check(t["otherData"]["warning_counts"] == {"payload": 1},
+          f"no other warning, got {t['otherData']['warning_counts']}")
+
+
+def case_extensions_sqlite(a, tmp):
+    """Payload schemas in NVTX_PAYLOAD_SCHEMAS / _ENTRIES (nsys's layout), bytes in binaryData."""
+    import sqlite3
+    out = os.path.join(tmp, "ext.sqlite")
+    p = run([a.app, "extensions"], a.capture, out=out, extra=["--no-summary"])
+    if "built without SQLite output" in p.stderr:
+        return
+    check(p.returncode == 0, f"exit status 0, got {p.returncode}: {p.stderr}")
+    db = sqlite3.connect(out)
+    dom = db.execute("SELECT domainId FROM NVTX_EVENTS WHERE eventType = 75 AND text = 'ext'"
+                     ).fetchall()
+    check(len(dom) == 1, f"the domain's creation row, got {dom}")
+    dom = dom[0][0] if dom else None
+    schemas = db.execute("SELECT * FROM NVTX_PAYLOAD_SCHEMAS").fetchall()
+    check(len(schemas) == 1, f"one schema row, got {schemas}")
+    sid = schemas[0][1] if schemas else None
+    # (domainId, schemaId, name, type STATIC, flags NULL, numEntries, payloadSize, alignTo NULL)
+    check(schemas == [(dom, sid, "request", 1, None, 3, 24, None)], f"schema row: {schemas}")
+    check(sid is not None and sid >= 1 << 32, f"a tool-made schema id, got {sid}")
+    entries = db.execute("SELECT * FROM NVTX_PAYLOAD_SCHEMA_ENTRIES ORDER BY idx").fetchall()
+    check(entries == [(dom, sid, 0, None, 15, "id", None, None, None),
+                      (dom, sid, 1, None, 20, "size", "bytes", None, 8),
+                      (dom, sid, 2, 16, 1, "tag", None, 8, 16)],
+          f"entry rows as nsys writes them (0 as NULL), got {entries}")
+    cols = {r[1]: r[2] for r in db.execute("PRAGMA table_info(NVTX_EVENTS)")}
+    check(cols.get("binaryData") == "TEXT", "binaryData declared TEXT as nsys does")
+    blobs = db.execute("SELECT hex(binaryData) FROM NVTX_EVENTS WHERE binaryData IS NOT NULL "
+                       "ORDER BY start").fetchall()
+    check(len(blobs) == 3, f"three events carry payload bytes, got {len(blobs)}")
+    want = struct.pack("<i4xd8s", 42, 1.5, b"get").hex().upper()
+    check(blobs and blobs[0][0] == want, f"the push's payload bytes, got {blobs[:1]}")
+
+
 CASES = {
+    "extensions": case_extensions,
+    "extensions_sqlite": case_extensions_sqlite,
     "basic": case_basic,
     "summary_csv": case_summary_csv,
     "threads": case_threads,

@@ -63,6 +63,34 @@ struct nsys_nvtx_row {
   std::int64_t domain_id = 0;
   std::uint8_t payload_type = 0;  ///< 0 none; 1 u64, 2 i64, 3 f64, 4 u32, 5 i32, 6 f32
   std::uint64_t payload_bits = 0;
+  /// Structured payload bytes (NVTX payload extension) for binaryData, as a BLOB; empty: NULL.
+  std::string_view binary;
+};
+
+/// @brief One NVTX_PAYLOAD_SCHEMAS row (a registered payload schema). Zero values and empty
+/// texts are written as NULL, as nsys 2025.3 does.
+struct nsys_schema_row {
+  std::int64_t domain_id = 0;
+  std::uint64_t schema_id = 0;
+  std::string_view name;
+  std::uint64_t type = 0;   ///< NVTX_PAYLOAD_SCHEMA_TYPE_*
+  std::uint64_t flags = 0;  ///< NVTX_PAYLOAD_SCHEMA_FLAG_*
+  std::uint64_t num_entries = 0;
+  std::uint64_t payload_size = 0;  ///< static size (given or computed)
+  std::uint64_t align_to = 0;      ///< packAlign
+};
+
+/// @brief One NVTX_PAYLOAD_SCHEMA_ENTRIES row. Zero values and empty texts are written as NULL.
+struct nsys_schema_entry_row {
+  std::int64_t domain_id = 0;
+  std::uint64_t schema_id = 0;
+  std::uint64_t index = 0;
+  std::uint64_t flags = 0;
+  std::uint64_t type = 0;
+  std::string_view name;
+  std::string_view description;
+  std::uint64_t array_or_union = 0;
+  std::uint64_t offset = 0;
 };
 
 /// @brief One CUPTI_ACTIVITY_KIND_KERNEL row (values already in nsys's enums).
@@ -149,6 +177,10 @@ class sqlite_writer {
   [[nodiscard]] std::optional<std::int64_t> intern(std::string_view text);
 
   void nvtx_event(nsys_nvtx_row const& row);
+  /// @brief An NVTX_PAYLOAD_SCHEMAS row.
+  void payload_schema(nsys_schema_row const& row);
+  /// @brief An NVTX_PAYLOAD_SCHEMA_ENTRIES row.
+  void payload_schema_entry(nsys_schema_entry_row const& row);
   void kernel(nsys_kernel_row const& row);
   void memcpy(nsys_memcpy_row const& row);
   void memset(nsys_memset_row const& row);
