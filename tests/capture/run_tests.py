@@ -768,8 +768,88 @@ def case_extensions_sqlite(a, tmp):
     check(blobs and blobs[0][0] == want, f"the push's payload bytes, got {blobs[:1]}")
 
 
+def case_extensions_damaged(a, tmp):
+    """Counter and schema definitions, samples and payload blobs that are damaged or disagree:
+    each gets a warning, the rest is still read (the reader never trusts the file)."""
+    raw = os.path.join(tmp, "raw")
+    os.mkdir(raw)
+    f = raw_file(300)
+
+    def text(t):
+        return struct.pack("<I", len(t)) + t
+
+    def counter_def(cid, name, schema):
+        return (struct.pack("<IQ", 0, cid) + text(name) + text(b"") + text(b"") +
+                struct.pack("<QQQqQQ", schema, 0, 0, 0, 0, 0))
+
+    def schema_def(sid, name, entries, count=None, size=4):
+        body = struct.pack("<IQB", 0, sid, 0) + text(name) + struct.pack("<QQQQ", 1, 0, size, 0)
+        body += struct.pack("<I", len(entries) if count is None else count)
+        for etype, ename, offset in entries:
+            body += struct.pack("<QQ", 0, etype) + text(ename) + text(b"") + struct.pack("<QQ", 0, offset)
+        return body + struct.pack("<I", 0)
+
+    f.records.append((32, counter_def(5, b"good", 17)))          # i64 counter
+    f.records.append((32, counter_def(6, b"short", 17)[:10]))    # cut: malformed
+    f.records.append((33, schema_def(1 << 32, b"one", [(15, b"x", 0), (15, b"far", 1000)])))
+    f.records.append((33, schema_def(1 << 33, b"huge", [], count=5000)))  # too many entries
+
+    def record(etype, t, ident=None, category=None, blob=None, declared_blob=None):
+        flags, body = 0, b""
+        if category is not None:
+            flags |= 2
+            body += struct.pack("<I", category)
+        if ident is not None:
+            flags |= 4
+            body += struct.pack("<Q", ident)
+        if blob is not None:
+            flags |= 64
+            n = len(blob) if declared_blob is None else declared_blob
+            body += struct.pack("<I", n) + blob
+        return struct.pack("<BBBBIq", etype, flags, 0, 0, 0, T0 + t) + body
+
+    def item(schema, data, declared=None, stored=None):
+        return struct.pack("<QQI", schema, len(data) if declared is None else declared,
+                           len(data) if stored is None else stored) + data
+
+    s = b""
+    s += record(17, 10, ident=5, category=3, blob=struct.pack("<q", 77))   # good sample
+    s += record(17, 20, ident=5, category=3, blob=b"\x01\x02\x03")      # wrong size
+    s += record(17, 30, ident=99, category=1)                             # unregistered id
+    s += record(4, 40, blob=item(1 << 32, struct.pack("<i", -3)))         # decodes x; far missing
+    s += record(4, 50, blob=item(1 << 32, b"\x00" * 3))                  # size disagrees
+    s += record(4, 60, blob=item(1 << 32, b"\x00" * 4, stored=400))      # item cut short
+    f.streams[301] = s
+    # A thread whose blob claims more bytes than its block holds: the rest of the block is skipped.
+    f.streams[302] = record(4, 70, blob=b"\x00" * 8, declared_blob=1 << 20) + record(4, 80)
+    f.write(raw)
+    out = os.path.join(tmp, "damaged.json")
+    p = subprocess.run([a.capture, "--convert", raw, "-o", out, "--no-summary"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    check(p.returncode == 0, f"--convert exits 0, got {p.returncode}: {p.stderr}")
+    t = load(out)
+    cs = events(t, "C")
+    check([(e["name"], e["args"]) for e in cs] == [("good", {"value": 77}), ("counter 99", {"value": 0})],
+          f"the good sample, and the unregistered one by id, got {[(e['name'], e['args']) for e in cs]}")
+    marks = sorted(events(t, "i"), key=lambda e: e["ts"])
+    check(len(marks) == 3, f"three marks of thread 301 survive, got {len(marks)}")
+    if len(marks) == 3:
+        check(marks[0]["args"].get("x") == -3 and marks[0]["args"].get("far") is None,
+              f"x decoded, the entry beyond the bytes null: {marks[0]['args']}")
+        check(marks[1]["args"].get("payload_bytes") == "000000", f"{marks[1]['args']}")
+    w = "\n".join(t["otherData"]["warnings"])
+    counts = t["otherData"]["warning_counts"]
+    check(counts.get("malformed", 0) >= 3, f"two bad definitions and the bad blob: {counts}")
+    check("sample of 3 bytes for a value of 8" in w, f"wrong-size sample warned: {w}")
+    check("unregistered counter id 99" in w, f"unregistered id warned: {w}")
+    check("has 3 bytes, the schema 4" in w, f"size mismatch warned: {w}")
+    check("cut short" in w, f"cut payload warned: {w}")
+    check("short blob" in w, f"blob overrunning its block warned: {w}")
+
+
 CASES = {
     "extensions": case_extensions,
+    "extensions_damaged": case_extensions_damaged,
     "extensions_sqlite": case_extensions_sqlite,
     "basic": case_basic,
     "summary_csv": case_summary_csv,
