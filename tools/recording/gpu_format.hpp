@@ -17,13 +17,13 @@ namespace nvtxpp::recording {
 
 /// @brief Capture-file record kinds of GPU activity (continuing format.hpp's file_record).
 enum class gpu_record : std::uint32_t {
-  kernel = 9,   ///< gpu_kernel
-  memcpy = 10,  ///< gpu_memcpy
-  memset = 11,  ///< gpu_memset
-  sync = 12,    ///< gpu_sync
-  api = 13,     ///< gpu_api (CUDA runtime or driver call)
-  string = 14,  ///< u32 id, then the text (no terminator)
-  info = 15,    ///< text "key=value" (see gpu_info_keys below)
+  kernel = 9,    ///< gpu_kernel
+  memcpy = 10,   ///< gpu_memcpy
+  memset = 11,   ///< gpu_memset
+  sync = 12,     ///< gpu_sync
+  api = 13,      ///< gpu_api (CUDA runtime or driver call)
+  string = 14,   ///< u32 id, then the text (no terminator)
+  info = 15,     ///< text "key=value" (see gpu_info_keys below)
 };
 
 /// @brief A kernel execution (CUPTI_ACTIVITY_KIND_KERNEL / CONCURRENT_KERNEL).
@@ -87,8 +87,7 @@ struct gpu_sync {
   std::int64_t start;
   std::int64_t end;
   std::uint32_t context;
-  std::uint32_t
-      stream;  ///< 0xFFFFFFFF when not a stream sync (CUPTI_SYNCHRONIZATION_INVALID_VALUE)
+  std::uint32_t stream;  ///< 0xFFFFFFFF when not a stream sync (CUPTI_SYNCHRONIZATION_INVALID_VALUE)
   std::uint32_t correlation;
   std::uint32_t type;  ///< CUpti_ActivitySynchronizationType
   std::uint32_t event;
@@ -107,7 +106,7 @@ struct gpu_api {
   std::uint32_t cbid;  ///< CUPTI callback id
   std::uint32_t correlation;
   std::uint32_t pid;
-  std::uint64_t tid;   ///< gettid of the calling thread
+  std::uint64_t tid;  ///< gettid of the calling thread
   std::uint32_t name;  ///< gpu_string id of the function name ("cudaMemcpyAsync")
   std::int32_t return_value;
 };
