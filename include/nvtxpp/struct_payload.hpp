@@ -36,18 +36,18 @@ namespace detail {
 
 /// Entry types, as NVTX_PAYLOAD_ENTRY_TYPE_* in nvToolsExtPayload.h (kept here so that the
 /// schema is computed, and checked, also when annotations are compiled out).
-inline constexpr std::uint64_t entry_type_int8 = 11;    // INT8; +1 UINT8, ... UINT64 = 18
-inline constexpr std::uint64_t entry_type_float = 19;   // FLOAT
-inline constexpr std::uint64_t entry_type_double = 20;  // DOUBLE
+inline constexpr std::uint64_t entry_type_int8 = 11;     // INT8; +1 UINT8, ... UINT64 = 18
+inline constexpr std::uint64_t entry_type_float = 19;    // FLOAT
+inline constexpr std::uint64_t entry_type_double = 20;   // DOUBLE
 inline constexpr std::uint64_t entry_type_cstring = 75;  // CSTRING: with a length, a char array
 
 /// One field of a payload schema.
 struct payload_field {
-  char const* name;             ///< the field's name, as written in NVTXPP_PAYLOAD_SCHEMA
-  std::uint64_t type;           ///< NVTX_PAYLOAD_ENTRY_TYPE_*
-  std::uint64_t array_length;   ///< characters of a char array; 0 for a scalar
-  std::size_t offset;           ///< offsetof the field
-  std::size_t size;             ///< sizeof the field
+  char const* name;            ///< the field's name, as written in NVTXPP_PAYLOAD_SCHEMA
+  std::uint64_t type;          ///< NVTX_PAYLOAD_ENTRY_TYPE_*
+  std::uint64_t array_length;  ///< characters of a char array; 0 for a scalar
+  std::size_t offset;          ///< offsetof the field
+  std::size_t size;            ///< sizeof the field
 };
 
 /// A struct's payload schema: its name, size and named fields, in the macro's order.
@@ -63,7 +63,7 @@ struct schema_tag {};
 
 template <typename F>
 inline constexpr bool is_char_array =
-    std::is_array_v<F> && std::rank_v<F> == 1 && std::extent_v<F> > 0 &&
+    std::is_array_v<F>&& std::rank_v<F> == 1 && std::extent_v<F> > 0 &&
     std::is_same_v<std::remove_cv_t<std::remove_extent_t<F>>, char>;
 
 /// The NVTX entry type of an integer type: INT8 ... UINT64 by width and signedness.
@@ -86,11 +86,11 @@ constexpr payload_field payload_field_of(char const* name, std::size_t offset) n
   constexpr bool integer = std::is_integral_v<V> && sizeof(V) <= 8;
   constexpr bool supported = integer || std::is_enum_v<V> || std::is_same_v<V, float> ||
                              std::is_same_v<V, double> || is_char_array<V>;
-  static_assert(supported || std::is_pointer_v<V> || std::is_member_pointer_v<V> ||
-                    std::is_reference_v<F>,
-                "NVTXPP_PAYLOAD_SCHEMA: a payload field must be an integer, bool, enum, float, "
-                "double or char array (not long double, a nested struct, another array, a "
-                "std::string...)");
+  static_assert(
+      supported || std::is_pointer_v<V> || std::is_member_pointer_v<V> || std::is_reference_v<F>,
+      "NVTXPP_PAYLOAD_SCHEMA: a payload field must be an integer, bool, enum, float, "
+      "double or char array (not long double, a nested struct, another array, a "
+      "std::string...)");
   payload_field f{name, 0, 0, offset, sizeof(F)};
   if constexpr (is_char_array<V>) {
     f.type = entry_type_cstring;  // a fixed-size string embedded in the payload
@@ -110,7 +110,7 @@ constexpr payload_field payload_field_of(char const* name, std::size_t offset) n
 /// A schema from the macro's fields.
 template <typename T, typename... Fields>
 constexpr payload_schema_desc<sizeof...(Fields)> make_payload_schema(char const* name,
-                                                                      Fields... fields) noexcept {
+                                                                     Fields... fields) noexcept {
   return {name, sizeof(T), {{fields...}}};
 }
 
@@ -266,13 +266,13 @@ inline void struct_payload<T>::apply_to(detail::event_builder& ev) const noexcep
 
 // One macro per field, up to 32 fields.
 #define NVTXPP_DETAIL_PF_EXPAND(x) x
-#define NVTXPP_DETAIL_PF_COUNT(...)                                                               \
-  NVTXPP_DETAIL_PF_EXPAND(NVTXPP_DETAIL_PF_COUNT_(__VA_ARGS__, 32, 31, 30, 29, 28, 27, 26, 25,   \
-                                                  24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, \
-                                                  12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, unused))
+#define NVTXPP_DETAIL_PF_COUNT(...)                                                                \
+  NVTXPP_DETAIL_PF_EXPAND(NVTXPP_DETAIL_PF_COUNT_(__VA_ARGS__, 32, 31, 30, 29, 28, 27, 26, 25, 24, \
+                                                  23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12,  \
+                                                  11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, unused))
 #define NVTXPP_DETAIL_PF_COUNT_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, _13, _14, _15, \
                                 _16, _17, _18, _19, _20, _21, _22, _23, _24, _25, _26, _27, _28,  \
-                                _29, _30, _31, _32, n, ...)                                        \
+                                _29, _30, _31, _32, n, ...)                                       \
   n
 #define NVTXPP_DETAIL_PF_CAT_(a, b) a##b
 #define NVTXPP_DETAIL_PF_CAT(a, b) NVTXPP_DETAIL_PF_CAT_(a, b)
@@ -348,21 +348,21 @@ inline void struct_payload<T>::apply_to(detail::event_builder& ev) const noexcep
 /// shown). Field types: integers (each width, signed or unsigned), bool, enums, float, double,
 /// char arrays; anything else, a pointer, or a type that is not standard-layout and trivially
 /// copyable is a compile error.
-#define NVTXPP_PAYLOAD_SCHEMA(type, ...)                                                        \
-  static_assert(::std::is_standard_layout_v<type>,                                            \
-                "NVTXPP_PAYLOAD_SCHEMA: " #type                                               \
-                " must be a standard-layout type (no virtual functions or virtual bases, all " \
-                "fields with the same access)");                                              \
-  static_assert(::std::is_trivially_copyable_v<type>,                                         \
-                "NVTXPP_PAYLOAD_SCHEMA: " #type                                               \
-                " must be trivially copyable (the tool copies its bytes)");                   \
-  [[maybe_unused]] constexpr ::nvtxpp::detail::payload_schema_desc<NVTXPP_DETAIL_PF_COUNT(     \
-      __VA_ARGS__)>                                                                           \
-  nvtxpp_payload_schema(::nvtxpp::detail::schema_tag<type>) noexcept {                        \
-    return ::nvtxpp::detail::make_payload_schema<type>(                                       \
-        #type, NVTXPP_DETAIL_PF_EXPAND(NVTXPP_DETAIL_PF_CAT(                                  \
+#define NVTXPP_PAYLOAD_SCHEMA(type, ...)                                                         \
+  static_assert(::std::is_standard_layout_v<type>,                                               \
+                "NVTXPP_PAYLOAD_SCHEMA: " #type                                                  \
+                " must be a standard-layout type (no virtual functions or virtual bases, all "   \
+                "fields with the same access)");                                                 \
+  static_assert(::std::is_trivially_copyable_v<type>,                                            \
+                "NVTXPP_PAYLOAD_SCHEMA: " #type                                                  \
+                " must be trivially copyable (the tool copies its bytes)");                      \
+  [[maybe_unused]] constexpr ::nvtxpp::detail::payload_schema_desc<NVTXPP_DETAIL_PF_COUNT(       \
+      __VA_ARGS__)>                                                                              \
+  nvtxpp_payload_schema(::nvtxpp::detail::schema_tag<type>) noexcept {                           \
+    return ::nvtxpp::detail::make_payload_schema<type>(                                          \
+        #type, NVTXPP_DETAIL_PF_EXPAND(NVTXPP_DETAIL_PF_CAT(                                     \
                    NVTXPP_DETAIL_PF_, NVTXPP_DETAIL_PF_COUNT(__VA_ARGS__))(type, __VA_ARGS__))); \
-  }                                                                                           \
-  static_assert(::nvtxpp::detail::distinct_names(nvtxpp_payload_schema(                        \
-                    ::nvtxpp::detail::schema_tag<type>{})),                                   \
+  }                                                                                              \
+  static_assert(::nvtxpp::detail::distinct_names(                                                \
+                    nvtxpp_payload_schema(::nvtxpp::detail::schema_tag<type>{})),                \
                 "NVTXPP_PAYLOAD_SCHEMA: " #type ": a field is named twice")

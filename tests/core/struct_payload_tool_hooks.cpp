@@ -1,5 +1,6 @@
-// NVTX's static injection pointers for test_struct_payload's tool (test_struct_payload.cpp). Built without
-// NVTX's implementation, whose weak definitions of the same pointers would clash with these.
+// NVTX's static injection pointers for test_struct_payload's tool (test_struct_payload.cpp). Built
+// without NVTX's implementation, whose weak definitions of the same pointers would clash with
+// these.
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExtPayload.h>
 

@@ -40,9 +40,8 @@ struct self_applying_attribute {};
 /// Colour, category and payload (scalar or struct) are attributes; every other argument is a
 /// format argument.
 template <typename T>
-inline constexpr bool is_attribute =
-    is_attribute_impl<remove_cvref_t<T>>::value ||
-    std::is_base_of_v<self_applying_attribute, remove_cvref_t<T>>;
+inline constexpr bool is_attribute = is_attribute_impl<remove_cvref_t<T>>::value ||
+                                     std::is_base_of_v<self_applying_attribute, remove_cvref_t<T>>;
 
 /// Payload attributes among Ts: an event carries at most one.
 template <typename... Ts>
@@ -153,7 +152,8 @@ struct event_builder {
     payload_data.payload = data;
     attr.payloadType = NVTX_PAYLOAD_TYPE_EXT;
     attr.reserved0 = 1;
-    attr.payload.ullValue = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&payload_data));
+    attr.payload.ullValue =
+        static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&payload_data));
   }
 
   /// Applies the attributes among @p args; format arguments are skipped.
