@@ -193,7 +193,10 @@ std::vector<event> take_events() {
 
 template <typename T>
 bool same_bytes(event const& e, T const& value) {
-  return e.bytes.size() == sizeof value && std::memcmp(e.bytes.data(), &value, sizeof value) == 0;
+  // The bytes sent, padding included, against the object they were copied from.
+  if (e.bytes.size() != sizeof value) return false;
+  // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison)
+  return std::memcmp(e.bytes.data(), &value, sizeof value) == 0;
 }
 
 }  // namespace
