@@ -30,9 +30,17 @@ std::vector<std::vector<unsigned char>> g_pending;  // records not yet delivered
 std::size_t g_dropped = 0;
 std::uint32_t g_correlation = 0;
 
+/// FAKE_CUPTI_SKEW_NS: added to every time the fake stamps (a CUPTI whose clock reading sits off
+/// the NVTX events'); FAKE_CUPTI_API_NS: how long each launch's API call lasts.
+std::int64_t env_ns(char const* name) {
+  char const* v = std::getenv(name);
+  return v != nullptr ? std::strtoll(v, nullptr, 10) : 0;
+}
+
 std::uint64_t now() {
   if (g_timestamp != nullptr) {
-    return g_timestamp();
+    static std::int64_t const skew = env_ns("FAKE_CUPTI_SKEW_NS");
+    return g_timestamp() + static_cast<std::uint64_t>(skew);
   }
   timespec ts{};
   ::clock_gettime(CLOCK_REALTIME, &ts);
@@ -184,6 +192,10 @@ __attribute__((visibility("default"))) void fake_cupti_launch(int kernels, std::
       a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
       a.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
       a.start = now();
+      // The call's duration: the fake spins on the clock as a real call would be busy.
+      static std::int64_t const busy = env_ns("FAKE_CUPTI_API_NS");
+      while (static_cast<std::int64_t>(now() - a.start) < busy) {
+      }
       a.end = now();
       a.processId = static_cast<uint32_t>(::getpid());
       a.threadId = tid;

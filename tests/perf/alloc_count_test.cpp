@@ -88,6 +88,12 @@ NVTXPP_DEFINE_DOMAIN(perf_domain, "nvtxpp-perf");
 constexpr int kIterations = 100000;
 int failures = 0;
 
+struct perf_chunk {
+  unsigned stream;
+  unsigned long long bytes;
+};
+NVTXPP_PAYLOAD_SCHEMA(perf_chunk, stream, bytes);
+
 [[gnu::noinline]] void annotated_function() { ANNOTATE_FUNCTION(); }
 [[gnu::noinline]] void annotated_function_in() {
   ANNOTATE_FUNCTION_IN(perf_domain, nvtxpp::colors::orange, nvtxpp::category{3});
@@ -162,6 +168,12 @@ int main() {
   check("static + attributes", [](int i) {
     nvtxpp::scoped_range r{"range", nvtxpp::colors::yellow, nvtxpp::named_category{2, "io"},
                            nvtxpp::payload{i}};
+  });
+  check("static + struct payload", [](int i) {
+    nvtxpp::scoped_range r{"range", nvtxpp::payload_of(perf_chunk{1, static_cast<unsigned>(i)})};
+  });
+  check("mark formatted + struct payload", [](int i) {
+    nvtxpp::mark_in<perf_domain>("step {}", i, nvtxpp::payload_of(perf_chunk{2, 3}));
   });
   check("static in a domain", [](int) { nvtxpp::scoped_range_in<perf_domain> r{"range"}; });
   check("ANNOTATE_FUNCTION", [](int) { annotated_function(); });

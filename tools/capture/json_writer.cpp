@@ -586,8 +586,9 @@ void json_sink::on_memset(memset_info const& m) {
 void json_sink::on_api(api_info const& a) {
   auto const& r = a.raw;
   auto& b = d_->begin();
-  gpu_op_head(b, a.name.empty() ? std::string_view{"CUDA API"} : a.name, "cuda_api", a.pid, r.tid,
-              r.start, r.end, d_->base_ns);
+  gpu_op_head(
+      b, a.name.empty() ? std::string_view{"CUDA API"} : recording::strip_version_suffix(a.name),
+      "cuda_api", a.pid, r.tid, r.start, r.end, d_->base_ns);
   fmt::format_to(
       std::back_inserter(b), "\"api\":\"{}\",\"cbid\":{},\"correlation\":{},\"return_value\":{}}}",
       r.kind == static_cast<std::uint32_t>(recording::gpu_api_kind::driver) ? "driver" : "runtime",

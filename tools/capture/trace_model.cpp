@@ -413,6 +413,7 @@ class process_reader {
       }
       each([&](trace_sink& s) { s.on_thread(t); });
     }
+    gpu_offset_ = align_gpu_clock();
     gpu();
     std::vector<open_range> leftovers;
     for (auto const& [tid, pieces] : pf_.pieces) {
@@ -480,8 +481,100 @@ class process_reader {
     streams_.emplace(std::make_tuple(device, context, stream), 0);
   }
 
+  /// Moves a CUPTI record's times by the process's alignment offset.
+  template <class R>
+  void shift(R& r) const noexcept {
+    r.start += gpu_offset_;
+    r.end += gpu_offset_;
+  }
+
+  /// CUPTI stamps its records from its own reading of the clock, which can sit a few hundred
+  /// nanoseconds off the NVTX events' (measured on the GPU machine: API calls starting 40 ns
+  /// before the push of the range that made them). One rule holds between the two: a CUDA API
+  /// call and an NVTX event of the same thread cannot overlap (the NVTX call happens before or
+  /// after the API call, never during it). Each NVTX event near an API call of its thread
+  /// bounds the offset: one nearer the call's start must precede it (offset >= event - start),
+  /// one nearer its end must follow it (offset <= event - end). The offset applied to every
+  /// CUPTI record of the process is 0 when 0 meets all bounds, else the smallest move that meets
+  /// them (plus up to 50 ns of margin); bounds that contradict each other (an overlap no offset
+  /// removes) are reported and nothing is moved. The result is reported as the gpu info
+  /// `clock_offset_ns`.
+  std::int64_t align_gpu_clock() {
+    std::unordered_map<std::uint64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> calls;
+    for (auto const& g : pf_.gpu) {
+      if (g.kind == rec::gpu_record::api && g.size >= sizeof(rec::gpu_api)) {
+        auto const a = rec::load<rec::gpu_api>(g.body);
+        if (a.end >= a.start) {
+          calls[a.tid].emplace_back(a.start, a.end);
+        }
+      }
+    }
+    if (calls.empty()) {
+      return 0;
+    }
+    constexpr std::int64_t window = 5'000;  // NVTX events this near a call constrain the offset
+    constexpr std::int64_t none = std::numeric_limits<std::int64_t>::max();
+    std::int64_t lo = -none;  // offset >= lo
+    std::int64_t hi = none;   // offset <= hi
+    std::size_t bounds = 0;
+    for (auto& [tid, list] : calls) {
+      auto const it = pf_.pieces.find(tid);
+      if (it == pf_.pieces.end()) {
+        continue;
+      }
+      std::sort(list.begin(), list.end());
+      std::int64_t longest = 0;
+      for (auto const& c : list) {
+        longest = std::max(longest, c.second - c.first);
+      }
+      std::vector<std::string> ignored;
+      std::int64_t last = std::numeric_limits<std::int64_t>::min();
+      rec::for_each_record(
+          it->second, tid,
+          [&](rec::raw_event const& r) {
+            last = std::max(last, clock_.to_ns(r.ticks));
+            std::int64_t const x = last;
+            // Calls starting in [x - longest - window, x + window] may hold x in their window.
+            auto c = std::lower_bound(
+                list.begin(), list.end(), std::make_pair(x - longest - window, none),
+                [](auto const& a, auto const& b) { return a.first < b.first; });
+            for (; c != list.end() && c->first <= x + window; ++c) {
+              if (x < c->first - window || x > c->second + window) {
+                continue;
+              }
+              ++bounds;
+              if (x - c->first < c->second - x) {
+                lo = std::max(lo, x - c->first);
+              } else {
+                hi = std::min(hi, x - c->second);
+              }
+            }
+          },
+          ignored);
+    }
+    std::int64_t offset = 0;
+    if (bounds == 0 || (lo <= 0 && 0 <= hi)) {
+      offset = 0;
+    } else if (lo <= hi) {
+      std::int64_t const margin = std::min<std::int64_t>(50, (hi - lo) / 2);
+      offset = lo > 0 ? lo + margin : hi - margin;
+    } else {
+      warn("clock_align",
+           fmt::format("pid {}: an API call overlaps an NVTX event of its thread whatever the "
+                       "offset (bounds {} ns and {} ns): GPU records left as CUPTI stamped them",
+                       pid_, lo, hi));
+    }
+    gpu_offset_text_ = fmt::format("clock_offset_ns={}", offset);
+    return offset;
+  }
+
   void gpu() {
     std::unordered_map<std::uint32_t, std::string> demangled;
+    if (!gpu_offset_text_.empty()) {
+      std::string_view const text{gpu_offset_text_};
+      gpu_info const i{pid_, text.substr(0, text.find('=')), text.substr(text.find('=') + 1)};
+      each([&](trace_sink& s) { s.on_gpu_info(i); });
+    }
     for (auto const& g : pf_.gpu) {
       auto bad = [&](std::size_t want) {
         if (g.size < want) {
@@ -497,6 +590,7 @@ class process_reader {
             break;
           }
           kernel_info k{pid_, rec::load<rec::gpu_kernel>(g.body), {}, {}};
+          shift(k.raw);
           k.name = gpu_string(k.raw.name);
           auto [it, fresh] = demangled.try_emplace(k.raw.name);
           if (fresh) {
@@ -512,7 +606,8 @@ class process_reader {
           if (bad(sizeof(rec::gpu_memcpy))) {
             break;
           }
-          memcpy_info const m{pid_, rec::load<rec::gpu_memcpy>(g.body)};
+          memcpy_info m{pid_, rec::load<rec::gpu_memcpy>(g.body)};
+          shift(m.raw);
           note_stream(m.raw.device, m.raw.context, m.raw.stream);
           ++totals_.gpu_ops;
           each([&](trace_sink& s) { s.on_memcpy(m); });
@@ -522,7 +617,8 @@ class process_reader {
           if (bad(sizeof(rec::gpu_memset))) {
             break;
           }
-          memset_info const m{pid_, rec::load<rec::gpu_memset>(g.body)};
+          memset_info m{pid_, rec::load<rec::gpu_memset>(g.body)};
+          shift(m.raw);
           note_stream(m.raw.device, m.raw.context, m.raw.stream);
           ++totals_.gpu_ops;
           each([&](trace_sink& s) { s.on_memset(m); });
@@ -532,7 +628,8 @@ class process_reader {
           if (bad(sizeof(rec::gpu_sync))) {
             break;
           }
-          sync_info const m{pid_, rec::load<rec::gpu_sync>(g.body)};
+          sync_info m{pid_, rec::load<rec::gpu_sync>(g.body)};
+          shift(m.raw);
           each([&](trace_sink& s) { s.on_sync(m); });
           break;
         }
@@ -541,6 +638,7 @@ class process_reader {
             break;
           }
           api_info a{pid_, rec::load<rec::gpu_api>(g.body), {}};
+          shift(a.raw);
           a.name = gpu_string(a.raw.name);
           ++totals_.api_calls;
           each([&](trace_sink& s) { s.on_api(a); });
@@ -787,6 +885,8 @@ class process_reader {
   process_info info_;
   std::uint32_t pid_ = 0;
   rec::clock_map clock_;
+  std::int64_t gpu_offset_ = 0;  // added to every CUPTI time (align_gpu_clock)
+  std::string gpu_offset_text_;  // its gpu info record, "" when there are no API calls
   std::int64_t end_ns_ = 0;
   std::int64_t last_ns_ = std::numeric_limits<std::int64_t>::min();
   std::map<std::uint64_t, open_range> starts_;

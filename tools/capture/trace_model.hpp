@@ -181,7 +181,7 @@ struct sync_info {
 struct api_info {
   std::uint32_t pid = 0;  ///< the file's process (raw.pid as recorded may be 0)
   recording::gpu_api raw{};
-  std::string_view name;  ///< function name ("cudaLaunchKernel")
+  std::string_view name;  ///< function name as CUPTI gives it ("cudaLaunchKernel_v7000")
 };
 
 /// @brief An `info` record of the CUPTI source ("key=value", gpu_format.hpp gpu_info_keys).
