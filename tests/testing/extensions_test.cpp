@@ -6,6 +6,8 @@
 #include <nvtx3/nvToolsExtPayload.h>
 
 #include <nvtxpp/counter.hpp>
+#include <nvtxpp/nvtxpp.hpp>
+#include <nvtxpp/struct_payload.hpp>
 #include <nvtxpp/testing/recorder.hpp>
 
 #include <algorithm>
@@ -23,6 +25,23 @@
 
 namespace t = nvtxpp::testing;
 using t::event_type;
+
+namespace shapes {
+
+enum class phase : std::uint16_t { warmup = 1, steady = 2 };
+
+/// nvtxpp's struct payloads (NVTXPP_PAYLOAD_SCHEMA), decoded by the recorder.
+struct step_info {
+  std::int8_t i8;
+  std::uint64_t u64;
+  double d;
+  bool flag;
+  phase ph;
+  char tag[12];
+};
+NVTXPP_PAYLOAD_SCHEMA(step_info, i8, u64, d, flag, ph, tag);
+
+}  // namespace shapes
 
 namespace {
 
@@ -523,4 +542,33 @@ TEST_CASE("to_string shows counter values and payload fields") {
   CHECK(t::to_string(ev[0]).find("value=99") != std::string::npos);
   CHECK(t::to_string(ev[1]).find("e=blue") != std::string::npos);
   CHECK(t::to_string(ev[1]).find("text=\"hello\"") != std::string::npos);
+}
+
+TEST_CASE("nvtxpp struct payloads (payload_of) decode field by field") {
+  t::recorder rec;
+  shapes::step_info info{-3, 1234567890123ULL, 2.5, true, shapes::phase::steady, "warm"};
+  { nvtxpp::scoped_range r{"step {}", 1, nvtxpp::payload_of(info)}; }
+  nvtxpp::mark("marked", nvtxpp::payload_of(info));
+  auto const ev = rec.events();
+  auto const pushes = of_type(ev, event_type::push);
+  REQUIRE(pushes.size() == 1);
+  CHECK(pushes[0].message == "step 1");
+  REQUIRE(pushes[0].payloads.size() == 1);
+  auto const& p = pushes[0].payloads[0];
+  CHECK(p.decoded);
+  CHECK(p.bytes.size() == sizeof info);
+  REQUIRE(p.fields.size() == 6);
+  CHECK(field(p.fields, "i8").value == t::field_value{std::int64_t{-3}});
+  CHECK(field(p.fields, "u64").value == t::field_value{std::uint64_t{1234567890123ULL}});
+  CHECK(field(p.fields, "d").value == t::field_value{2.5});
+  CHECK(field(p.fields, "flag").value == t::field_value{std::uint64_t{1}});
+  CHECK(field(p.fields, "ph").value == t::field_value{std::uint64_t{2}});
+  CHECK(field(p.fields, "tag").value == t::field_value{std::string{"warm"}});
+  CHECK(field(p.fields, "tag").type_name == "char[]");
+  CHECK(field(p.fields, "d").offset == offsetof(shapes::step_info, d));
+  auto const marks = of_type(ev, event_type::mark);
+  REQUIRE(marks.size() == 1);
+  REQUIRE(marks[0].payloads.size() == 1);
+  CHECK(marks[0].payloads[0].decoded);
+  CHECK(rec.warnings().empty());
 }
