@@ -766,6 +766,30 @@ def case_extensions_sqlite(a, tmp):
     check(len(blobs) == 3, f"three events carry payload bytes, got {len(blobs)}")
     want = struct.pack("<i4xd8s", 42, 1.5, b"get").hex().upper()
     check(blobs and blobs[0][0] == want, f"the push's payload bytes, got {blobs[:1]}")
+    # Counter samples as nsys 2025.3 exports them: GENERIC_EVENT_SOURCES / _TYPES /
+    # _TYPE_FIELDS, one GENERIC_EVENTS row per sample, values in GENERIC_EVENT_DATA.
+    src = db.execute("SELECT s.sourceId, v.value, s.timeSourceId FROM GENERIC_EVENT_SOURCES s "
+                     "JOIN StringIds v ON v.id = s.nameId").fetchall()
+    check(len(src) == 1 and src[0][1:] == ("GenericCounters", 3),
+          f"one source 'GenericCounters', session-ns time, got {src}")
+    rows = db.execute(
+        "SELECT n.value, f.type, d.intVal, d.uintVal, d.doubleVal, e.timestamp "
+        "FROM GENERIC_EVENTS e JOIN GENERIC_EVENT_TYPES t USING (typeId) "
+        "JOIN StringIds n ON n.id = t.nameId "
+        "JOIN GENERIC_EVENT_TYPE_FIELDS f ON f.typeId = t.typeId AND f.fieldIdx = 0 "
+        "JOIN GENERIC_EVENT_DATA d ON d.genericEventId = e.genericEventId AND d.fieldIdx = 0 "
+        "ORDER BY e.genericEventId").fetchall()
+    by = {}
+    for name, ftype, i, u, dv, ts in rows:
+        by.setdefault(name, []).append((ftype, i if i is not None else u if u is not None else dv))
+    check(by.get("bytes in flight") == [(0, 100), (0, 300), (0, 0)],
+          f"bytes in flight: intVal 100, 300, then the 'zero' no-value sample as 0: {by}")
+    check(by.get("load") == [(3, 0.25)], f"load: doubleVal 0.25: {by}")
+    check([v for _, v in by.get("queue", [])] == [1, 2, 3], f"the batch's values: {by}")
+    rng = db.execute("SELECT n.start, n.end FROM NVTX_EVENTS n LEFT JOIN StringIds s "
+                     "ON s.id = n.textId WHERE coalesce(n.text, s.value) = 'counting'").fetchall()
+    check(len(rng) == 1 and all(rng[0][0] <= r[5] <= rng[0][1] for r in rows),
+          f"sample times inside the range 'counting' on the same timeline: {rng} {rows}")
 
 
 def case_extensions_damaged(a, tmp):
