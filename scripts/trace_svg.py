@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Draws an nvtxpp-capture trace (Chrome Trace Event JSON) as an SVG timeline.
 
-usage: trace_svg.py trace.json out.svg [--width 1000]
+usage: trace_svg.py trace.json out.svg [--width 1000] [--skip-cat CAT]... [--start-at NAME]
 
 One lane per thread (named from the trace's thread_name metadata), push/pop ranges stacked by
 depth, start/end ranges in an "async" lane of their process, marks as ticks. Colours come from
-the range's NVTX colour, else from a hash of its name.
+the range's NVTX colour, else from a hash of its name. GPU stream tracks (kernels, copies) are
+lanes like threads. --skip-cat leaves out events of a category (e.g. cuda_api, cuda_flow);
+--start-at draws from the first event named NAME on (skipping, say, a long start-up).
 """
 import argparse
 import hashlib
@@ -30,9 +32,17 @@ def main():
     ap.add_argument("trace")
     ap.add_argument("out")
     ap.add_argument("--width", type=int, default=1000)
+    ap.add_argument("--skip-cat", action="append", default=[])
+    ap.add_argument("--start-at")
     a = ap.parse_args()
     with open(a.trace, encoding="utf-8") as f:
         events = json.load(f)["traceEvents"]
+    events = [e for e in events if e.get("cat") not in a.skip_cat]
+    if a.start_at:
+        starts = [e["ts"] for e in events if e.get("name") == a.start_at and "ts" in e]
+        if not starts:
+            raise SystemExit(f"no event named {a.start_at!r}")
+        events = [e for e in events if "ts" not in e or e["ts"] + e.get("dur", 0) >= min(starts)]
 
     names = {}
     procs = {}
@@ -65,7 +75,13 @@ def main():
 
     out = []
     y = 30
-    for key in sorted(lanes, key=lambda k: (k[0], str(k[1]))):
+    def lane_order(k):  # threads (ranges) first, then async ranges, then GPU stream tracks
+        pid, tid = k
+        if tid == "async":
+            return (pid, 1, 0)
+        return (pid, 2 if isinstance(tid, int) and tid >= 1 << 30 else 0, tid)
+
+    for key in sorted(lanes, key=lane_order):
         pid, tid = key
         label = "async ranges" if tid == "async" else names.get(key, f"thread {tid}")
         height = lanes[key] * ROW

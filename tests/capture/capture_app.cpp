@@ -344,6 +344,9 @@ int fake_gpu_case(std::string const& mode) {
     std::fprintf(stderr, "the fake CUPTI is not loaded\n");
     return 66;
   }
+  // The fake creates stream 0x5000 (its CUPTI stream 7) in launch(): the name is given first,
+  // as a program may name a handle before or after the stream exists.
+  nvtxNameCudaStreamA(reinterpret_cast<cudaStream_t>(std::uintptr_t{0x5000}), "fake stream");
   nvtxRangePushA("gpu work");
   spin_us(1000);  // margins far above any clock-mapping error
   launch(3, mode == "drop" ? 5 : 0);

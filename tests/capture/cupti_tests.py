@@ -308,6 +308,15 @@ def case_fake_skew(a, tmp):
     check(len(ranges) == 1 and len(calls) == 3, f"the range and 3 API calls in the JSON")
     if len(ranges) != 1 or len(calls) != 3:
         return
+    # The stream the program named through NVTX: CUPTI's resource callback tied its handle to
+    # CUPTI's stream id, so the GPU track carries the program's name.
+    check("0x5000:7" in f.info_values("stream"),
+          f"stream info record: {f.info_values('stream')}")
+    kernels = [e for e in events if e.get("cat") == "cuda_kernel"]
+    tracks = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+              if e.get("ph") == "M" and e.get("name") == "thread_name"}
+    check(kernels and all(tracks.get((k["pid"], k["tid"])) == "fake stream" for k in kernels),
+          f"kernels on the track named 'fake stream': {set(tracks.get((k['pid'], k['tid'])) for k in kernels)}")
     r0, r1 = ns(ranges[0]["ts"]), ns(ranges[0]["ts"]) + ns(ranges[0]["dur"])
     spans = [(ns(c["ts"]), ns(c["ts"]) + ns(c["dur"])) for c in calls]
     check(all(r0 <= s and e <= r1 for s, e in spans),
