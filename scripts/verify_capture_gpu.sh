@@ -78,7 +78,7 @@ for cmd in "reduce_v2" "reduce_v3 -s 8" "stream_workers"; do
   cat "$work/compare.txt" | tee -a "$out/compare.md"
   [ "$status" = 0 ] || failed+=("compare $cmd (status $status)")
 done
-cp "$work/reduce_v3_-s_8.json" "$work"/*.sqlite "$out/" 2>/dev/null
+cp "$work"/*.json "$work"/*.sqlite "$out/" 2>/dev/null
 rm -f "$out"/*-nsys-[abc].sqlite
 ls -la "$work"/*.sqlite "$work"/*.json
 
