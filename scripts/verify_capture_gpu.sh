@@ -82,16 +82,38 @@ cp "$work"/*.json "$work"/*.sqlite "$out/" 2>/dev/null
 rm -f "$out"/*-nsys-[abc].sqlite
 ls -la "$work"/*.sqlite "$work"/*.json
 
-step "per-launch cost: 100,000 empty kernels (ns per launch, 3 repetitions each)"
+step "per-launch cost: 100,000 empty kernels (ns per launch), tools alternated over 5 rounds"
 {
-  echo "no tool:";        "$work/launch_overhead" 100000
-  echo "nvtxpp-capture:"; "$capture" --summary-only -- "$work/launch_overhead" 100000 |
-                            grep launches
-  echo "nvtxpp-capture --cuda-api=all:"; "$capture" --cuda-api=all --summary-only -- \
-                            "$work/launch_overhead" 100000 | grep launches
-  echo "nsys -t cuda,nvtx:"; "$nsys" profile -t cuda,nvtx --force-overwrite true \
-                            -o "$work/launch-nsys" "$work/launch_overhead" 100000 | grep launches
+  for round in 1 2 3 4 5; do
+    echo "round $round"
+    echo "no tool:";        "$work/launch_overhead" 100000
+    echo "nvtxpp-capture:"; "$capture" --summary-only -- "$work/launch_overhead" 100000 |
+                              grep launches
+    echo "nvtxpp-capture --cuda-api=all:"; "$capture" --cuda-api=all --summary-only -- \
+                              "$work/launch_overhead" 100000 | grep launches
+    echo "nsys -t cuda,nvtx:"; "$nsys" profile -t cuda,nvtx --force-overwrite true \
+                              -o "$work/launch-nsys" "$work/launch_overhead" 100000 | grep launches
+  done
 } 2>&1 | tee "$out/launch.txt"
+python3 - "$out/launch.txt" <<'PY' | tee -a "$out/launch.txt"
+import re, statistics, sys
+tool, per = None, {}
+for line in open(sys.argv[1]):
+    m = re.match(r"(no tool|nvtxpp-capture.*|nsys .*):$", line.strip())
+    if m:
+        tool = m.group(1)
+    m = re.search(r"ns_per_launch=([0-9.]+)", line)
+    if m and tool:
+        per.setdefault(tool, []).append(float(m.group(1)))
+med = {t: statistics.median(v) for t, v in per.items()}
+for t, v in per.items():
+    print(f"{t}: median {med[t]:.0f} ns (min {min(v):.0f}, max {max(v):.0f}, n {len(v)})")
+base = med.get("no tool")
+if base:
+    for t in med:
+        if t != "no tool":
+            print(f"added by {t}: {med[t] - base:.0f} ns")
+PY
 
 step "NVTX recording cost on this host (capture_app overhead: ns per push+pop)"
 app="$build/tests/capture/nvtxpp_capture_app"
