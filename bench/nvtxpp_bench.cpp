@@ -211,6 +211,22 @@ NVTXPP_BENCH_CASE(counter_nvtxpp, "counter/nvtxpp_sample", bench_counter.sample(
 NVTXPP_BENCH_CASE(counter_gauge, "counter/nvtxpp_gauge",
                   nvtxpp::gauge g(bench_counter, std::int64_t{1}));
 
+// Structured payloads: a static range carrying a struct, against nvtxpp/static (with no tool the
+// struct is built and left unread; with one, its schema is registered once, then each event points
+// at the struct).
+struct bench_chunk {
+  std::uint32_t stream;
+  std::uint64_t offset;
+  std::uint64_t bytes;
+};
+NVTXPP_PAYLOAD_SCHEMA(bench_chunk, stream, offset, bytes);
+NVTXPP_BENCH_CASE(struct_payload_range, "payload/static_with_struct",
+                  nvtxpp::scoped_range r("range", nvtxpp::payload_of(bench_chunk{
+                                                      1, static_cast<std::uint64_t>(i), 4096})));
+NVTXPP_BENCH_CASE(struct_payload_mark, "payload/mark_with_struct",
+                  nvtxpp::mark("range", nvtxpp::payload_of(bench_chunk{
+                                            1, static_cast<std::uint64_t>(i), 4096})));
+
 }  // namespace
 
 int main(int argc, char** argv) {

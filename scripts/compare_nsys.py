@@ -4,6 +4,7 @@ through nsys's own stats reports.
 
   compare_nsys.py OURS.sqlite NSYS.sqlite [--nsys PATH | --runner SCRIPT] [--tolerance 0.25]
                   [--floor-ns 1000] [--kernel-names mangled|demangled|base] [--lenient R,...]
+                  [--noise NSYS2.sqlite]
 
 Runs `nsys stats --force-export=false --format csv --report R FILE` for each report R of
 nvtx_sum, nvtx_gpu_proj_sum, nvtx_kern_sum, cuda_gpu_kern_sum, cuda_gpu_mem_time_sum,
@@ -13,6 +14,10 @@ CSV, with --runner), then per report:
     counts (instances, calls, GPU ops, kernel instances);
   - time columns (Total, Avg, Med, Min, Max) equal within --tolerance (relative) or --floor-ns
     (absolute), whichever is looser; the largest relative difference is reported per table.
+With --noise (more nsys exports of the same program, repeatable), a time also matches when the
+two tools differ by at most twice the largest difference between NSYS.sqlite and another nsys
+run in that cell (run-to-run noise: a range of a few microseconds varies by tens of percent
+from run to run), and each row shows that nsys-vs-nsys difference beside ours-vs-nsys.
 Kernels are compared by mangled name by default (the demangled forms of nsys and of the C++
 runtime may spell types differently); nvtx_kern_sum rows are keyed without PID/TID (two runs,
 two pids).
@@ -131,16 +136,20 @@ def aggregate(rows, report):
     return out
 
 
-def compare(report, ours, theirs, args):
-    """Returns (markdown lines, mismatch count, max relative time difference, notes)."""
+def compare(report, ours, theirs, args, again=None):
+    """Returns (markdown lines, mismatch count, max relative time difference, notes, max
+    nsys-vs-nsys relative difference). `again`: the report's rows of a second nsys run."""
     keys, counts, times = SPEC[report]
     a, b = aggregate(ours, report), aggregate(theirs, report)
+    n = [aggregate(r, report) for r in again] if again is not None else None
+    max_noise = 0.0
     lenient = report in args.lenient
     mismatches = 0
     max_rel = 0.0
     notes = []
     head = keys + [f"{c} (ours / nsys)" for c in counts] + [
-        "Total (ours)", "Total (nsys)", "max time diff", "ok"]
+        "Total (ours)", "Total (nsys)", "max time diff"] + (
+        ["nsys vs nsys"] if n is not None else []) + ["ok"]
     total_col = times[0]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for k in sorted(set(a) | set(b), key=lambda k: [str(x) for x in k]):
@@ -154,7 +163,7 @@ def compare(report, ours, theirs, args):
             r = ra or rb
             cells += [(r.get(c, "") + " / -") if ra else ("- / " + r.get(c, "")) for c in counts]
             cells += [ra.get(total_col, "-") if ra else "-", rb.get(total_col, "-") if rb else "-",
-                      "", "note" if lenient else "MISSING"]
+                      ""] + ([""] if n is not None else []) + ["note" if lenient else "MISSING"]
             lines.append("| " + " | ".join(cells) + " |")
             continue
         ok = True
@@ -164,21 +173,32 @@ def compare(report, ours, theirs, args):
             if x != y:
                 ok = False
         row_rel = 0.0
+        row_noise = None
+        rns = [m[k] for m in n if k in m] if n is not None else []
         for c in times:
             x, y = number(ra.get(c)), number(rb.get(c))
             if x is None or y is None:
                 continue
             d = rel(x, y)
             row_rel = max(row_rel, d)
-            if abs(x - y) > max(args.tolerance * max(abs(x), abs(y)), args.floor_ns):
+            allowed = max(args.tolerance * max(abs(x), abs(y)), args.floor_ns)
+            for rn in rns:
+                z = number(rn.get(c))
+                if z is not None:
+                    row_noise = max(row_noise or 0.0, rel(y, z))
+                    allowed = max(allowed, 2 * abs(y - z))
+            if abs(x - y) > allowed:
                 ok = False
         max_rel = max(max_rel, row_rel)
-        cells += [ra.get(total_col, ""), rb.get(total_col, ""), f"{row_rel * 100:.1f}%",
-                  "yes" if ok else "NO"]
+        max_noise = max(max_noise, row_noise or 0.0)
+        cells += [ra.get(total_col, ""), rb.get(total_col, ""), f"{row_rel * 100:.1f}%"]
+        if n is not None:
+            cells.append("-" if row_noise is None else f"{row_noise * 100:.1f}%")
+        cells.append("yes" if ok else "NO")
         if not ok:
             mismatches += 1
         lines.append("| " + " | ".join(cells) + " |")
-    return lines, mismatches, max_rel, notes
+    return lines, mismatches, max_rel, notes, max_noise
 
 
 def main():
@@ -196,9 +216,11 @@ def main():
     ap.add_argument("--lenient", default="",
                     help="comma-separated reports where rows in one file only are notes")
     ap.add_argument("--reports", default=",".join(REPORTS))
+    ap.add_argument("--noise", action="append", default=[],
+                    help="another nsys export of the same program (run-to-run noise; repeatable)")
     args = ap.parse_args()
     args.lenient = set(filter(None, args.lenient.split(",")))
-    for f in (args.ours, args.nsys_file):
+    for f in [args.ours, args.nsys_file] + args.noise:
         if not os.path.isfile(f):
             print(f"compare_nsys: no file {f}", file=sys.stderr)
             return 2
@@ -206,7 +228,10 @@ def main():
     total_mismatch = 0
     print(f"# nvtxpp-capture vs nsys: `{os.path.basename(args.ours)}` / "
           f"`{os.path.basename(args.nsys_file)}`\n")
-    print(f"Times within {args.tolerance * 100:g}% or {args.floor_ns:g} ns.\n")
+    print(f"Times within {args.tolerance * 100:g}% or {args.floor_ns:g} ns"
+          + (", or twice the largest difference between nsys runs of the same program (`"
+             + "`, `".join(os.path.basename(f) for f in args.noise) + "`)" if args.noise else "")
+          + ".\n")
     summary = []
     for report in filter(None, args.reports.split(",")):
         if report not in SPEC:
@@ -218,12 +243,13 @@ def main():
         try:
             ours = run_report(args, name, args.ours)
             theirs = run_report(args, name, args.nsys_file)
+            again = [run_report(args, name, f) for f in args.noise] if args.noise else None
         except RunError as e:
             print(f"compare_nsys: {e}", file=sys.stderr)
             return 2
-        lines, mism, max_rel, notes = compare(report, ours, theirs, args)
+        lines, mism, max_rel, notes, noise = compare(report, ours, theirs, args, again)
         total_mismatch += mism
-        summary.append((report, len(ours), len(theirs), mism, max_rel))
+        summary.append((report, len(ours), len(theirs), mism, max_rel, noise))
         print(f"## {name}\n")
         print("\n".join(lines))
         if notes:
@@ -232,10 +258,12 @@ def main():
         print(f"\nRows: ours {len(ours)}, nsys {len(theirs)}; mismatches {mism}; "
               f"max relative time difference {max_rel * 100:.1f}%\n")
     print("## Summary\n")
-    print("| report | rows (ours / nsys) | mismatches | max time diff |")
-    print("|---|---|---|---|")
-    for report, na, nb, mism, max_rel in summary:
-        print(f"| {report} | {na} / {nb} | {mism} | {max_rel * 100:.1f}% |")
+    extra = " nsys vs nsys |" if args.noise else ""
+    print("| report | rows (ours / nsys) | mismatches | max time diff |" + extra)
+    print("|---|---|---|---|" + ("---|" if args.noise else ""))
+    for report, na, nb, mism, max_rel, noise in summary:
+        print(f"| {report} | {na} / {nb} | {mism} | {max_rel * 100:.1f}% |"
+              + (f" {noise * 100:.1f}% |" if args.noise else ""))
     return 1 if total_mismatch else 0
 
 

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """Draws an nvtxpp-capture trace (Chrome Trace Event JSON) as an SVG timeline.
 
-usage: trace_svg.py trace.json out.svg [--width 1000]
+usage: trace_svg.py trace.json out.svg [--width 1000] [--skip-cat CAT]... [--start-at NAME]
 
 One lane per thread (named from the trace's thread_name metadata), push/pop ranges stacked by
 depth, start/end ranges in an "async" lane of their process, marks as ticks. Colours come from
-the range's NVTX colour, else from a hash of its name.
+the range's NVTX colour, else from a hash of its name. Counter tracks ("ph":"C", NVTX counters)
+are drawn as step plots, one lane each, below the threads. GPU stream tracks (kernels, copies) are
+lanes like threads. --skip-cat leaves out events of a category (e.g. cuda_api, cuda_flow);
+--start-at draws from the first event named NAME on (skipping, say, a long start-up).
 """
 import argparse
 import hashlib
@@ -30,9 +33,17 @@ def main():
     ap.add_argument("trace")
     ap.add_argument("out")
     ap.add_argument("--width", type=int, default=1000)
+    ap.add_argument("--skip-cat", action="append", default=[])
+    ap.add_argument("--start-at")
     a = ap.parse_args()
     with open(a.trace, encoding="utf-8") as f:
         events = json.load(f)["traceEvents"]
+    events = [e for e in events if e.get("cat") not in a.skip_cat]
+    if a.start_at:
+        starts = [e["ts"] for e in events if e.get("name") == a.start_at and "ts" in e]
+        if not starts:
+            raise SystemExit(f"no event named {a.start_at!r}")
+        events = [e for e in events if "ts" not in e or e["ts"] + e.get("dur", 0) >= min(starts)]
 
     names = {}
     procs = {}
@@ -42,10 +53,18 @@ def main():
         if e["ph"] == "M" and e["name"] == "process_name":
             procs[e["pid"]] = e["args"]["name"]
     drawn = [e for e in events if e["ph"] in ("X", "i", "b", "e")]
+    counters = {}
+    for e in events:
+        if e["ph"] == "C":
+            for k, v in e.get("args", {}).items():
+                if isinstance(v, (int, float)):
+                    name = e["name"] if k == "value" else f'{e["name"]}.{k}'
+                    counters.setdefault((e["pid"], name), []).append((e["ts"], v))
+    drawn_c = [(ts, 0) for series in counters.values() for ts, _ in series]
     if not drawn:
         raise SystemExit("no events to draw")
-    t0 = min(e["ts"] for e in drawn)
-    t1 = max(e["ts"] + e.get("dur", 0) for e in drawn)
+    t0 = min([e["ts"] for e in drawn] + [ts for ts, _ in drawn_c])
+    t1 = max([e["ts"] + e.get("dur", 0) for e in drawn] + [ts for ts, _ in drawn_c])
     scale = (a.width - LEFT - 10) / max(t1 - t0, 1e-3)
 
     # Async ranges: pair b/e by id.
@@ -62,18 +81,48 @@ def main():
             lanes[key] = max(lanes.get(key, 1), depth + 1)
     for (pid, _), _ in asyncs.items():
         lanes[(pid, "async")] = lanes.get((pid, "async"), 0) + 1
+    for (pid, name) in counters:
+        lanes[(pid, "C:" + name)] = 3
 
     out = []
     y = 30
-    for key in sorted(lanes, key=lambda k: (k[0], str(k[1]))):
+    def lane_order(k):  # threads (ranges) first, then async ranges, then GPU stream tracks
+        pid, tid = k
+        if tid == "async":
+            return (pid, 1, 0)
+        if isinstance(tid, str) and tid.startswith("C:"):
+            return (pid, 1.5, tid)
+        return (pid, 2 if isinstance(tid, int) and tid >= 1 << 30 else 0, tid)
+
+    for key in sorted(lanes, key=lane_order):
         pid, tid = key
-        label = "async ranges" if tid == "async" else names.get(key, f"thread {tid}")
+        label = ("async ranges" if tid == "async" else
+                 tid[2:] if isinstance(tid, str) and tid.startswith("C:") else
+                 names.get(key, f"thread {tid}"))
         height = lanes[key] * ROW
         out.append(f'<rect x="0" y="{y - 2}" width="{a.width}" height="{height + 4}" '
                    f'fill="#f4f4f4"/>')
         out.append(f'<text x="6" y="{y + 13}" font-size="12">{html.escape(label)}'
                    f'<title>{html.escape(procs.get(pid, str(pid)))}</title></text>')
-        if tid == "async":
+        if isinstance(tid, str) and tid.startswith("C:"):
+            series = sorted(counters[(pid, tid[2:])])
+            top = max((abs(v) for _, v in series), default=0) or 1
+            pts = []
+            prev_y = None
+            for ts, v in series:
+                x = LEFT + (ts - t0) * scale
+                vy = y + height - 2 - (height - 6) * v / top
+                if prev_y is not None:
+                    pts.append(f"{x:.1f},{prev_y:.1f}")
+                pts.append(f"{x:.1f},{vy:.1f}")
+                prev_y = vy
+            if pts:
+                pts.append(f"{LEFT + (t1 - t0) * scale:.1f},{prev_y:.1f}")
+                out.append(f'<polyline points="{" ".join(pts)}" fill="none" stroke="#1f5fa8" '
+                           f'stroke-width="1.2"/>')
+                out.append(f'<text x="{a.width - 12}" y="{y + 11}" font-size="10" '
+                           f'text-anchor="end">max {top:g}</text>')
+        elif tid == "async":
             for row, ((p, _), pair) in enumerate(x for x in asyncs.items() if x[0][0] == pid):
                 b, e = pair.get("b"), pair.get("e")
                 if not b:

@@ -1,14 +1,17 @@
 /// @file
 /// @brief stream_workers: what else nvtxpp shows in a CUDA program. Several host threads, each
 /// named, each driving its own named CUDA stream through batches of copy / kernel / copy, in a
-/// library domain of its own with categories ("Memory", "Compute"), byte counts as payloads,
-/// formatted names, marks, and a start/end range that one thread starts and another ends.
+/// library domain of its own with categories ("Memory", "Compute"), payloads (a number, or a
+/// struct of chunk facts on each copy), counters, formatted names, marks, and a start/end range
+/// that one thread starts and another ends.
 ///
 /// In Nsight Systems: the "stream_workers" domain under each "worker {i}" thread; the GPU rows
-/// "worker {i} stream"; each range's payload (bytes moved, or elements computed) in its tooltip.
+/// "worker {i} stream"; each range's payload (the copy's chunk_facts, or elements computed) in its
+/// tooltip.
 #include <nvtxpp/counter.hpp>
 #include <nvtxpp/cuda.hpp>
 #include <nvtxpp/nvtxpp.hpp>
+#include <nvtxpp/struct_payload.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -36,6 +39,15 @@ nvtxpp::counter_in<workers_domain, std::int64_t> bytes_in_flight{
 nvtxpp::counter_in<workers_domain, std::int64_t> chunks_queued{
     "chunks queued", nvtxpp::counter_scope::process,
     nvtxpp::counter_description{"copies and kernels queued and not yet synchronised"}};
+
+/// @brief What one copy moves: attached to its range as a structured payload, whose schema
+/// (these names, types and offsets) Nsight Systems receives once.
+struct chunk_facts {
+  std::uint32_t stream;  ///< the worker's stream index
+  std::uint64_t offset;  ///< byte offset of the chunk in the worker's device buffer
+  std::uint64_t bytes;   ///< bytes copied
+};
+NVTXPP_PAYLOAD_SCHEMA(chunk_facts, stream, offset, bytes);
 
 enum exit_status : int { exit_ok = 0, exit_failed = 1, exit_no_gpu = 2, exit_usage = 64 };
 
@@ -159,7 +171,7 @@ void run_worker(unsigned id, const options& opt,
       bytes_in_flight.add(static_cast<std::int64_t>(3 * bytes));  // H2D (2 bytes) + D2H (bytes)
       chunks_queued.add(3);                                       // H2D, kernel, D2H
       range copy{"H2D {:.1f} MiB", static_cast<double>(2 * bytes) / (1 << 20), memory,
-                 nvtxpp::payload{bytes * 2}, nvtxpp::colors::yellow};
+                 nvtxpp::payload_of(chunk_facts{id, 0, 2 * bytes}), nvtxpp::colors::yellow};
       status.ok(cudaMemcpyAsync(dev, host, 2 * bytes, cudaMemcpyHostToDevice, stream),
                 "cudaMemcpyAsync(H2D)");
     }
@@ -170,7 +182,7 @@ void run_worker(unsigned id, const options& opt,
     }
     {
       range copy{"D2H {:.1f} MiB", static_cast<double>(bytes) / (1 << 20), memory,
-                 nvtxpp::payload{bytes}, nvtxpp::colors::orange};
+                 nvtxpp::payload_of(chunk_facts{id, bytes, bytes}), nvtxpp::colors::orange};
       status.ok(cudaMemcpyAsync(host + n, dev + n, bytes, cudaMemcpyDeviceToHost, stream),
                 "cudaMemcpyAsync(D2H)");
     }

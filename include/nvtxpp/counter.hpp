@@ -96,11 +96,18 @@ inline constexpr bool is_counter_option =
     std::is_same_v<T, counter_description> || std::is_same_v<T, counter_unit> ||
     std::is_same_v<T, counter_scope> || is_counter_limits<T>::value;
 
-/// Counter registration states kept in the id slot. Ids tools give are at least
-/// NVTX_COUNTER_ID_STATIC_START (2^24), so these small values never collide with one.
+/// Counter registration states kept in the id slot. A tool refuses a counter with
+/// NVTX_COUNTER_ID_NONE (0) and may give any other id, small ones included (Nsight Systems
+/// gives 1, 2, ...): the two other states take the two largest values, which no tool hands out.
 inline constexpr std::uint64_t counter_unregistered = 0;
-inline constexpr std::uint64_t counter_busy = 1;
-inline constexpr std::uint64_t counter_unusable = 2;  // the tool refused it: never asked again
+inline constexpr std::uint64_t counter_busy = ~std::uint64_t{0};
+inline constexpr std::uint64_t counter_unusable =
+    ~std::uint64_t{0} - 1;  // refused: never asked again
+
+/// Whether a value of the id slot is an id a tool gave.
+constexpr bool is_counter_id(std::uint64_t v) noexcept {
+  return v != counter_unregistered && v < counter_unusable;
+}
 
 }  // namespace detail
 
@@ -242,7 +249,7 @@ class counter_in {
   std::uint64_t id_if_listened() noexcept {
     if (!detail::tool_attached<D>()) return 0;
     std::uint64_t const id = id_.load(std::memory_order_acquire);
-    if (id > detail::counter_unusable) return id;
+    if (detail::is_counter_id(id)) return id;
     return id == detail::counter_unregistered ? enroll() : 0;
   }
 
@@ -250,7 +257,7 @@ class counter_in {
   [[gnu::noinline]] std::uint64_t enroll() noexcept {
     std::uint64_t expected = detail::counter_unregistered;
     if (!id_.compare_exchange_strong(expected, detail::counter_busy, std::memory_order_acquire)) {
-      return expected > detail::counter_unusable ? expected : 0;
+      return detail::is_counter_id(expected) ? expected : 0;
     }
     nvtxSemanticsCounter_t semantics{};
     semantics.header.structSize = sizeof semantics;
@@ -300,7 +307,7 @@ class counter_in {
     attr.semantics = has_semantics ? &semantics.header : nullptr;
     attr.counterId = NVTX_COUNTER_ID_NONE;
     std::uint64_t const id = nvtxCounterRegister(detail::domain_handle<D>(), &attr);
-    bool const usable = id > detail::counter_unusable;
+    bool const usable = detail::is_counter_id(id);
     id_.store(usable ? id : detail::counter_unusable, std::memory_order_release);
     return usable ? id : 0;
   }

@@ -8,7 +8,10 @@
 ///   nvtxpp::scoped_range r{"H2D Memory Stream {}", i, nvtxpp::colors::yellow};
 /// }
 /// @endcode
-/// CUDA resource naming is in nvtxpp/cuda.hpp (it needs the CUDA runtime headers).
+/// CUDA resource naming is in nvtxpp/cuda.hpp (it needs the CUDA runtime headers). Counters
+/// (nvtxpp/counter.hpp) come with it when the NVTX headers have the counters extension
+/// (nvtx3/nvToolsExtCounters.h, as in CUDA 13.0); structured payloads (nvtxpp/struct_payload.hpp)
+/// always do.
 #pragma once
 
 #include <nvtxpp/attributes.hpp>
@@ -21,4 +24,10 @@
 #include <nvtxpp/naming.hpp>
 #include <nvtxpp/range.hpp>
 #include <nvtxpp/registered_string.hpp>
+#include <nvtxpp/struct_payload.hpp>
 #include <nvtxpp/version.hpp>
+
+// Older NVTX headers lack the counters extension: the umbrella then leaves counters out.
+#if !NVTXPP_ENABLED || __has_include(<nvtx3/nvToolsExtCounters.h>)
+#include <nvtxpp/counter.hpp>
+#endif

@@ -2,7 +2,10 @@
 // makes a known set of NVTX calls (raw C API and nvtx3.hpp); run_tests.py runs it under
 // nvtxpp-capture and checks the trace and summary against exactly these calls.
 #include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvToolsExtCounters.h>
 #include <nvtx3/nvToolsExtCudaRt.h>
+#include <nvtx3/nvToolsExtPayload.h>
+#include <nvtx3/nvToolsExtSemanticsCounters.h>
 #include <nvtx3/nvtx3.hpp>
 
 #include <dlfcn.h>
@@ -12,6 +15,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -340,6 +344,9 @@ int fake_gpu_case(std::string const& mode) {
     std::fprintf(stderr, "the fake CUPTI is not loaded\n");
     return 66;
   }
+  // The fake creates stream 0x5000 (its CUPTI stream 7) in launch(): the name is given first,
+  // as a program may name a handle before or after the stream exists.
+  nvtxNameCudaStreamA(reinterpret_cast<cudaStream_t>(std::uintptr_t{0x5000}), "fake stream");
   nvtxRangePushA("gpu work");
   spin_us(1000);  // margins far above any clock-mapping error
   launch(3, mode == "drop" ? 5 : 0);
@@ -365,6 +372,91 @@ int fake_gpu_case(std::string const& mode) {
 
 }  // namespace
 
+/// NVTX extensions: counters (every sample kind) inside a range "counting", structured
+/// payloads on a push, a mark and an nvtxMarkPayload, one payload of an unknown schema.
+int extensions_case() {
+  nvtxDomainHandle_t const d = nvtxDomainCreateA("ext");
+  nvtxSemanticsCounter_t sem{};
+  sem.header.structSize = sizeof sem;
+  sem.header.semanticId = NVTX_SEMANTIC_ID_COUNTERS_V1;
+  sem.header.version = NVTX_COUNTER_SEMANTIC_VERSION;
+  sem.unit = "B";
+  sem.unitScaleNumerator = 1;
+  sem.unitScaleDenominator = 1;
+  nvtxCounterAttr_t ca{};
+  ca.structSize = sizeof ca;
+  ca.schemaId = NVTX_PAYLOAD_ENTRY_TYPE_INT64;
+  ca.name = "bytes in flight";
+  ca.scopeId = NVTX_SCOPE_CURRENT_SW_PROCESS;
+  ca.semantics = &sem.header;
+  std::uint64_t const bytes = nvtxCounterRegister(d, &ca);
+  ca.schemaId = NVTX_PAYLOAD_ENTRY_TYPE_DOUBLE;
+  ca.name = "load";
+  ca.semantics = nullptr;
+  std::uint64_t const load = nvtxCounterRegister(d, &ca);
+  ca.schemaId = NVTX_PAYLOAD_ENTRY_TYPE_UINT16;
+  ca.name = "queue";
+  std::uint64_t const queue = nvtxCounterRegister(d, &ca);
+
+  nvtxEventAttributes_t const counting = nvtxpp_test::attributes("counting");
+  nvtxDomainRangePushEx(d, &counting);
+  nvtxCounterSampleInt64(d, bytes, 100);
+  nvtxCounterSampleInt64(d, bytes, 300);
+  nvtxCounterSampleNoValue(d, bytes, NVTX_COUNTER_SAMPLE_ZERO);
+  nvtxCounterSampleNoValue(d, bytes, NVTX_COUNTER_SAMPLE_UNAVAILABLE);
+  nvtxCounterSampleFloat64(d, load, 0.25);
+  std::uint16_t const q[3] = {1, 2, 3};
+  nvtxCounterBatch_t batch{};
+  batch.counterId = queue;
+  batch.counters = q;
+  batch.countersSize = sizeof q;
+  nvtxCounterBatchSubmit(d, &batch);
+  nvtxDomainRangePop(d);
+
+  struct request {
+    std::int32_t id;
+    double size;
+    char tag[8];
+  };
+  nvtxPayloadSchemaEntry_t const entries[] = {
+      {0, NVTX_PAYLOAD_ENTRY_TYPE_INT32, "id", nullptr, 0, offsetof(request, id), nullptr, nullptr},
+      {0, NVTX_PAYLOAD_ENTRY_TYPE_DOUBLE, "size", "bytes", 0, offsetof(request, size), nullptr,
+       nullptr},
+      {NVTX_PAYLOAD_ENTRY_FLAG_ARRAY_FIXED_SIZE, NVTX_PAYLOAD_ENTRY_TYPE_CHAR, "tag", nullptr, 8,
+       offsetof(request, tag), nullptr, nullptr}};
+  nvtxPayloadSchemaAttr_t sa{};
+  sa.fieldMask = NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_NAME | NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_TYPE |
+                 NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_ENTRIES |
+                 NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_NUM_ENTRIES |
+                 NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_STATIC_SIZE;
+  sa.name = "request";
+  sa.type = NVTX_PAYLOAD_SCHEMA_TYPE_STATIC;
+  sa.entries = entries;
+  sa.numEntries = 3;
+  sa.payloadStaticSize = sizeof(request);
+  std::uint64_t const schema = nvtxPayloadSchemaRegister(d, &sa);
+  request r{};
+  r.id = 42;
+  r.size = 1.5;
+  std::strcpy(r.tag, "get");
+  nvtxEventAttributes_t a = nvtxpp_test::attributes("serve");
+  nvtxPayloadData_t pd{};
+  NVTX_PAYLOAD_EVTATTR_SET_DATA(a, &pd, schema, &r, sizeof r)
+  nvtxDomainRangePushEx(d, &a);
+  nvtxDomainRangePop(d);
+  nvtxPayloadData_t const unknown{0xBADBAD, sizeof r, &r};
+  nvtxEventAttributes_t m = nvtxpp_test::attributes("unknown payload");
+  m.payloadType = NVTX_PAYLOAD_TYPE_EXT;
+  m.payload.ullValue = NVTX_POINTER_AS_PAYLOAD_ULLVALUE(&unknown);
+  m.reserved0 = 1;
+  nvtxDomainMarkEx(d, &m);
+  r.id = 7;
+  nvtxPayloadData_t const again{schema, sizeof r, &r};
+  nvtxMarkPayload(d, &again, 1);
+  std::printf("extensions done\n");
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: capture_app <case> [args]\n");
@@ -382,6 +474,7 @@ int main(int argc, char** argv) {
     return order_case(argc > 2 ? std::atol(argv[2]) : 100'000L, argc > 3 ? std::atoi(argv[3]) : 4);
   }
   if (which == "exception") return exception_case();
+  if (which == "extensions") return extensions_case();
   if (which == "warnings") return warnings_case();
   if (which == "fork") return fork_case();
   if (which == "return") {

@@ -80,14 +80,15 @@ CUpti_ActivityKernel10 make_kernel(CUpti_ActivityKind kind, char const* name) {
 }  // namespace
 
 TEST_CASE("strip_version_suffix removes CUPTI's _v<digits> only") {
-  CHECK(c::strip_version_suffix("cudaMemcpyAsync_v3020") == "cudaMemcpyAsync");
-  CHECK(c::strip_version_suffix("cuMemcpyHtoD_v2") == "cuMemcpyHtoD");
-  CHECK(c::strip_version_suffix("cudaLaunchKernel_ptsz_v7000") == "cudaLaunchKernel_ptsz");
-  CHECK(c::strip_version_suffix("cuLaunchKernel") == "cuLaunchKernel");
-  CHECK(c::strip_version_suffix("cuFoo_v") == "cuFoo_v");
-  CHECK(c::strip_version_suffix("cuFoo_vx2") == "cuFoo_vx2");
-  CHECK(c::strip_version_suffix("_v2") == "_v2");
-  CHECK(c::strip_version_suffix("") == "");
+  CHECK(nvtxpp::recording::strip_version_suffix("cudaMemcpyAsync_v3020") == "cudaMemcpyAsync");
+  CHECK(nvtxpp::recording::strip_version_suffix("cuMemcpyHtoD_v2") == "cuMemcpyHtoD");
+  CHECK(nvtxpp::recording::strip_version_suffix("cudaLaunchKernel_ptsz_v7000") ==
+        "cudaLaunchKernel_ptsz");
+  CHECK(nvtxpp::recording::strip_version_suffix("cuLaunchKernel") == "cuLaunchKernel");
+  CHECK(nvtxpp::recording::strip_version_suffix("cuFoo_v") == "cuFoo_v");
+  CHECK(nvtxpp::recording::strip_version_suffix("cuFoo_vx2") == "cuFoo_vx2");
+  CHECK(nvtxpp::recording::strip_version_suffix("_v2") == "_v2");
+  CHECK(nvtxpp::recording::strip_version_suffix("") == "");
 }
 
 TEST_CASE("a kernel record keeps every field, its name interned once") {
@@ -236,7 +237,7 @@ TEST_CASE("a synchronisation record is not GPU work") {
   CHECK(conv.gpu_work() == 0);
 }
 
-TEST_CASE("API records: names without version suffix, looked up once per function") {
+TEST_CASE("API records: names as CUPTI gives them (nsys's export keeps them too), looked up once per function") {
   g_name_calls = 0;
   c::converter conv{&fake_api_name};
   c::gpu_out out;
@@ -260,8 +261,8 @@ TEST_CASE("API records: names without version suffix, looked up once per functio
   CHECK(g.pid == 4242);
   CHECK(g.tid == 4243);
   CHECK(g.return_value == 0);
-  CHECK(conv.text_of(g.name) == "cudaMemcpyAsync");
-  CHECK(new_texts(conv) == std::vector<std::string>{"cudaMemcpyAsync"});
+  CHECK(conv.text_of(g.name) == "cudaMemcpyAsync_v3020");
+  CHECK(new_texts(conv) == std::vector<std::string>{"cudaMemcpyAsync_v3020"});
   conv.clear_new_strings();
 
   REQUIRE(conv.convert(&a, out));
@@ -276,7 +277,7 @@ TEST_CASE("API records: names without version suffix, looked up once per functio
   REQUIRE(conv.convert(&d, out));
   auto const gd = body_as<rec::gpu_api>(out);
   CHECK(gd.kind == static_cast<std::uint32_t>(rec::gpu_api_kind::driver));
-  CHECK(conv.text_of(gd.name) == "cuMemcpyHtoD");
+  CHECK(conv.text_of(gd.name) == "cuMemcpyHtoD_v2");
   CHECK(gd.return_value == 700);
 
   // A function CUPTI cannot name still gets one, and a record.

@@ -30,9 +30,17 @@ std::vector<std::vector<unsigned char>> g_pending;  // records not yet delivered
 std::size_t g_dropped = 0;
 std::uint32_t g_correlation = 0;
 
+/// FAKE_CUPTI_SKEW_NS: added to every time the fake stamps (a CUPTI whose clock reading sits off
+/// the NVTX events'); FAKE_CUPTI_API_NS: how long each launch's API call lasts.
+std::int64_t env_ns(char const* name) {
+  char const* v = std::getenv(name);
+  return v != nullptr ? std::strtoll(v, nullptr, 10) : 0;
+}
+
 std::uint64_t now() {
   if (g_timestamp != nullptr) {
-    return g_timestamp();
+    static std::int64_t const skew = env_ns("FAKE_CUPTI_SKEW_NS");
+    return g_timestamp() + static_cast<std::uint64_t>(skew);
   }
   timespec ts{};
   ::clock_gettime(CLOCK_REALTIME, &ts);
@@ -159,6 +167,32 @@ CUptiResult cuptiActivityFlushAll(uint32_t) {
   return CUPTI_SUCCESS;
 }
 
+CUpti_CallbackFunc g_resource_cb = nullptr;
+bool g_stream_created_enabled = false;
+
+CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback, void*) {
+  g_resource_cb = callback;
+  *subscriber = reinterpret_cast<CUpti_SubscriberHandle>(&g_resource_cb);
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle,
+                                CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_STREAM_CREATED) {
+    g_stream_created_enabled = enable != 0;
+  }
+  return CUPTI_SUCCESS;
+}
+
+/// The fake's one stream: handle 0x5000 is CUPTI stream 7 (where its kernels run).
+CUptiResult cuptiGetStreamIdEx(CUcontext, CUstream stream, uint8_t, uint32_t* id) {
+  if (reinterpret_cast<std::uintptr_t>(stream) != 0x5000) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  *id = 7;
+  return CUPTI_SUCCESS;
+}
+
 CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char** name) {
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
       cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) {
@@ -172,6 +206,11 @@ CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, con
 /// kernel running 1 us after the call), one HtoD copy and one memset, each when its kind is
 /// enabled. Records CUPTI would drop: `dropped`.
 __attribute__((visibility("default"))) void fake_cupti_launch(int kernels, std::size_t dropped) {
+  if (g_resource_cb != nullptr && g_stream_created_enabled) {  // the program creates its stream
+    CUpti_ResourceData r{};
+    r.resourceHandle.stream = reinterpret_cast<CUstream>(std::uintptr_t{0x5000});
+    g_resource_cb(nullptr, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_STREAM_CREATED, &r);
+  }
   std::lock_guard<std::mutex> lock{g_mutex};
   g_dropped += dropped;
   uint32_t const tid = g_tid_type == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM
@@ -184,6 +223,10 @@ __attribute__((visibility("default"))) void fake_cupti_launch(int kernels, std::
       a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
       a.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
       a.start = now();
+      // The call's duration: the fake spins on the clock as a real call would be busy.
+      static std::int64_t const busy = env_ns("FAKE_CUPTI_API_NS");
+      while (static_cast<std::int64_t>(now() - a.start) < busy) {
+      }
       a.end = now();
       a.processId = static_cast<uint32_t>(::getpid());
       a.threadId = tid;

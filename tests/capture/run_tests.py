@@ -691,7 +691,190 @@ def case_gpu_nsys_reference(a, tmp):
         check(rows == want, f"{title} as nsys prints it:\n  got  {rows}\n  want {want}")
 
 
+def case_extensions(a, tmp):
+    """NVTX counters as Chrome counter tracks; structured payload fields in args."""
+    out = os.path.join(tmp, "ext.json")
+    p = run([a.app, "extensions"], a.capture, out=out, extra=["--no-summary"])
+    check(p.returncode == 0, f"exit status 0, got {p.returncode}: {p.stderr}")
+    check("8 counter sample(s)" in p.stderr, f"the launcher counts the samples: {p.stderr}")
+    t = load(out)
+    cs = events(t, "C")
+    tracks = {}
+    for e in cs:
+        tracks.setdefault(e["name"], []).append(e)
+    check(sorted(tracks) == ["bytes in flight", "load", "queue"],
+          f"one track per counter, named by the counter, got {sorted(tracks)}")
+    pid = only(t, "X", "counting").get("pid")
+    check(all(e["pid"] == pid and e["cat"] == "ext" for e in cs),
+          "counter tracks under the process, cat = the domain")
+    # Values in call order: the unavailable sample draws nothing, the zero one draws 0.
+    check([e["args"] for e in tracks.get("bytes in flight", [])] ==
+          [{"value": 100}, {"value": 300}, {"value": 0}], "bytes in flight: 100, 300, 0")
+    check([e["args"] for e in tracks.get("load", [])] == [{"value": 0.25}], "load: 0.25")
+    check([e["args"]["value"] for e in tracks.get("queue", [])] == [1, 2, 3],
+          "the batch: one sample per value, in order")
+    counting = only(t, "X", "counting")
+    times = [ns(e["ts"]) for e in sorted(cs, key=lambda e: e["ts"])]
+    check(all(ns(counting["ts"]) <= x <= ns(counting["ts"]) + ns(counting["dur"]) for x in times),
+          "every sample's time lies inside the range that made it")
+    seq = [ns(e["ts"]) for e in tracks.get("bytes in flight", [])]
+    check(seq == sorted(seq) and len(set(seq)) == len(seq), "a track's times increase")
+    serve = only(t, "X", "serve").get("args", {})
+    check(serve.get("payload_schema") == "request" and serve.get("id") == 42 and
+          serve.get("size") == 1.5 and serve.get("tag") == "get",
+          f"payload fields decoded into the push's args, got {serve}")
+    unknown = only(t, "i", "unknown payload").get("args", {})
+    check(unknown.get("payload_schema") == 0xBADBAD and
+          unknown.get("payload_bytes", "").startswith("2a000000"),
+          f"a payload of unknown schema is kept as hex bytes, got {unknown}")
+    marks = [e for e in events(t, "i") if e["name"] == ""]
+    check(len(marks) == 1 and marks[0]["args"].get("id") == 7, "nvtxMarkPayload's fields")
+    w = t["otherData"]["warnings"]
+    check(any("unknown schema 12245933" in x for x in w), f"unknown schema warned: {w}")
+    check(t["otherData"]["warning_counts"] == {"payload": 1},
+          f"no other warning, got {t['otherData']['warning_counts']}")
+
+
+def case_extensions_sqlite(a, tmp):
+    """Payload schemas in NVTX_PAYLOAD_SCHEMAS / _ENTRIES (nsys's layout), bytes in binaryData."""
+    import sqlite3
+    out = os.path.join(tmp, "ext.sqlite")
+    p = run([a.app, "extensions"], a.capture, out=out, extra=["--no-summary"])
+    if "built without SQLite output" in p.stderr:
+        return
+    check(p.returncode == 0, f"exit status 0, got {p.returncode}: {p.stderr}")
+    db = sqlite3.connect(out)
+    dom = db.execute("SELECT domainId FROM NVTX_EVENTS WHERE eventType = 75 AND text = 'ext'"
+                     ).fetchall()
+    check(len(dom) == 1, f"the domain's creation row, got {dom}")
+    dom = dom[0][0] if dom else None
+    schemas = db.execute("SELECT * FROM NVTX_PAYLOAD_SCHEMAS").fetchall()
+    check(len(schemas) == 1, f"one schema row, got {schemas}")
+    sid = schemas[0][1] if schemas else None
+    # (domainId, schemaId, name, type STATIC, flags NULL, numEntries, payloadSize, alignTo NULL)
+    check(schemas == [(dom, sid, "request", 1, None, 3, 24, None)], f"schema row: {schemas}")
+    check(sid is not None and sid >= 1 << 32, f"a tool-made schema id, got {sid}")
+    entries = db.execute("SELECT * FROM NVTX_PAYLOAD_SCHEMA_ENTRIES ORDER BY idx").fetchall()
+    check(entries == [(dom, sid, 0, None, 15, "id", None, None, None),
+                      (dom, sid, 1, None, 20, "size", "bytes", None, 8),
+                      (dom, sid, 2, 16, 1, "tag", None, 8, 16)],
+          f"entry rows as nsys writes them (0 as NULL), got {entries}")
+    cols = {r[1]: r[2] for r in db.execute("PRAGMA table_info(NVTX_EVENTS)")}
+    check(cols.get("binaryData") == "TEXT", "binaryData declared TEXT as nsys does")
+    blobs = db.execute("SELECT hex(binaryData) FROM NVTX_EVENTS WHERE binaryData IS NOT NULL "
+                       "ORDER BY start").fetchall()
+    check(len(blobs) == 3, f"three events carry payload bytes, got {len(blobs)}")
+    want = struct.pack("<i4xd8s", 42, 1.5, b"get").hex().upper()
+    check(blobs and blobs[0][0] == want, f"the push's payload bytes, got {blobs[:1]}")
+    # Counter samples as nsys 2025.3 exports them: GENERIC_EVENT_SOURCES / _TYPES /
+    # _TYPE_FIELDS, one GENERIC_EVENTS row per sample, values in GENERIC_EVENT_DATA.
+    src = db.execute("SELECT s.sourceId, v.value, s.timeSourceId FROM GENERIC_EVENT_SOURCES s "
+                     "JOIN StringIds v ON v.id = s.nameId").fetchall()
+    check(len(src) == 1 and src[0][1:] == ("GenericCounters", 3),
+          f"one source 'GenericCounters', session-ns time, got {src}")
+    rows = db.execute(
+        "SELECT n.value, f.type, d.intVal, d.uintVal, d.doubleVal, e.timestamp "
+        "FROM GENERIC_EVENTS e JOIN GENERIC_EVENT_TYPES t USING (typeId) "
+        "JOIN StringIds n ON n.id = t.nameId "
+        "JOIN GENERIC_EVENT_TYPE_FIELDS f ON f.typeId = t.typeId AND f.fieldIdx = 0 "
+        "JOIN GENERIC_EVENT_DATA d ON d.genericEventId = e.genericEventId AND d.fieldIdx = 0 "
+        "ORDER BY e.genericEventId").fetchall()
+    by = {}
+    for name, ftype, i, u, dv, ts in rows:
+        by.setdefault(name, []).append((ftype, i if i is not None else u if u is not None else dv))
+    check(by.get("bytes in flight") == [(0, 100), (0, 300), (0, 0)],
+          f"bytes in flight: intVal 100, 300, then the 'zero' no-value sample as 0: {by}")
+    check(by.get("load") == [(3, 0.25)], f"load: doubleVal 0.25: {by}")
+    check([v for _, v in by.get("queue", [])] == [1, 2, 3], f"the batch's values: {by}")
+    rng = db.execute("SELECT n.start, n.end FROM NVTX_EVENTS n LEFT JOIN StringIds s "
+                     "ON s.id = n.textId WHERE coalesce(n.text, s.value) = 'counting'").fetchall()
+    check(len(rng) == 1 and all(rng[0][0] <= r[5] <= rng[0][1] for r in rows),
+          f"sample times inside the range 'counting' on the same timeline: {rng} {rows}")
+
+
+def case_extensions_damaged(a, tmp):
+    """Counter and schema definitions, samples and payload blobs that are damaged or disagree:
+    each gets a warning, the rest is still read (the reader never trusts the file)."""
+    raw = os.path.join(tmp, "raw")
+    os.mkdir(raw)
+    f = raw_file(300)
+
+    def text(t):
+        return struct.pack("<I", len(t)) + t
+
+    def counter_def(cid, name, schema):
+        return (struct.pack("<IQ", 0, cid) + text(name) + text(b"") + text(b"") +
+                struct.pack("<QQQqQQ", schema, 0, 0, 0, 0, 0))
+
+    def schema_def(sid, name, entries, count=None, size=4):
+        body = struct.pack("<IQB", 0, sid, 0) + text(name) + struct.pack("<QQQQ", 1, 0, size, 0)
+        body += struct.pack("<I", len(entries) if count is None else count)
+        for etype, ename, offset in entries:
+            body += struct.pack("<QQ", 0, etype) + text(ename) + text(b"") + struct.pack("<QQ", 0, offset)
+        return body + struct.pack("<I", 0)
+
+    f.records.append((32, counter_def(5, b"good", 17)))          # i64 counter
+    f.records.append((32, counter_def(6, b"short", 17)[:10]))    # cut: malformed
+    f.records.append((33, schema_def(1 << 32, b"one", [(15, b"x", 0), (15, b"far", 1000)])))
+    f.records.append((33, schema_def(1 << 33, b"huge", [], count=5000)))  # too many entries
+
+    def record(etype, t, ident=None, category=None, blob=None, declared_blob=None):
+        flags, body = 0, b""
+        if category is not None:
+            flags |= 2
+            body += struct.pack("<I", category)
+        if ident is not None:
+            flags |= 4
+            body += struct.pack("<Q", ident)
+        if blob is not None:
+            flags |= 64
+            n = len(blob) if declared_blob is None else declared_blob
+            body += struct.pack("<I", n) + blob
+        return struct.pack("<BBBBIq", etype, flags, 0, 0, 0, T0 + t) + body
+
+    def item(schema, data, declared=None, stored=None):
+        return struct.pack("<QQI", schema, len(data) if declared is None else declared,
+                           len(data) if stored is None else stored) + data
+
+    s = b""
+    s += record(17, 10, ident=5, category=3, blob=struct.pack("<q", 77))   # good sample
+    s += record(17, 20, ident=5, category=3, blob=b"\x01\x02\x03")      # wrong size
+    s += record(17, 30, ident=99, category=1)                             # unregistered id
+    s += record(4, 40, blob=item(1 << 32, struct.pack("<i", -3)))         # decodes x; far missing
+    s += record(4, 50, blob=item(1 << 32, b"\x00" * 3))                  # size disagrees
+    s += record(4, 60, blob=item(1 << 32, b"\x00" * 4, stored=400))      # item cut short
+    f.streams[301] = s
+    # A thread whose blob claims more bytes than its block holds: the rest of the block is skipped.
+    f.streams[302] = record(4, 70, blob=b"\x00" * 8, declared_blob=1 << 20) + record(4, 80)
+    f.write(raw)
+    out = os.path.join(tmp, "damaged.json")
+    p = subprocess.run([a.capture, "--convert", raw, "-o", out, "--no-summary"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    check(p.returncode == 0, f"--convert exits 0, got {p.returncode}: {p.stderr}")
+    t = load(out)
+    cs = events(t, "C")
+    check([(e["name"], e["args"]) for e in cs] == [("good", {"value": 77}), ("counter 99", {"value": 0})],
+          f"the good sample, and the unregistered one by id, got {[(e['name'], e['args']) for e in cs]}")
+    marks = sorted(events(t, "i"), key=lambda e: e["ts"])
+    check(len(marks) == 3, f"three marks of thread 301 survive, got {len(marks)}")
+    if len(marks) == 3:
+        check(marks[0]["args"].get("x") == -3 and marks[0]["args"].get("far") is None,
+              f"x decoded, the entry beyond the bytes null: {marks[0]['args']}")
+        check(marks[1]["args"].get("payload_bytes") == "000000", f"{marks[1]['args']}")
+    w = "\n".join(t["otherData"]["warnings"])
+    counts = t["otherData"]["warning_counts"]
+    check(counts.get("malformed", 0) >= 3, f"two bad definitions and the bad blob: {counts}")
+    check("sample of 3 bytes for a value of 8" in w, f"wrong-size sample warned: {w}")
+    check("unregistered counter id 99" in w, f"unregistered id warned: {w}")
+    check("has 3 bytes, the schema 4" in w, f"size mismatch warned: {w}")
+    check("cut short" in w, f"cut payload warned: {w}")
+    check("short blob" in w, f"blob overrunning its block warned: {w}")
+
+
 CASES = {
+    "extensions": case_extensions,
+    "extensions_damaged": case_extensions_damaged,
+    "extensions_sqlite": case_extensions_sqlite,
     "basic": case_basic,
     "summary_csv": case_summary_csv,
     "threads": case_threads,

@@ -34,7 +34,7 @@ struct sample {
 std::vector<registration> g_regs;
 std::vector<sample> g_samples;
 
-constexpr std::uint64_t first_id = NVTX_COUNTER_ID_DYNAMIC_START;
+std::uint64_t first_id = NVTX_COUNTER_ID_DYNAMIC_START;  // ids this tool gives from
 
 std::uint64_t NVTX_API cb_register(nvtxDomainHandle_t, nvtxCounterAttr_t const* a) {
   registration r;
@@ -176,4 +176,21 @@ TEST_CASE("counters: registered once, lazily, with their options; samples of eac
   CHECK(std::memcmp(g_samples[5].bytes.data(), batch.data(), sizeof batch) == 0);
   CHECK((g_samples[6].kind == 'i' && g_samples[6].i == 64));  // the gauge
   CHECK((g_samples[7].kind == 'i' && g_samples[7].i == 0));
+}
+
+TEST_CASE("counters: small ids from the tool (Nsight Systems gives 1, 2, ...) are used") {
+  static nvtxpp::counter<std::int64_t> one{"one"};
+  static nvtxpp::counter_in<io_domain, double> two{"two"};
+  first_id = 1;
+  g_regs.clear();
+  g_samples.clear();
+  one.sample(11);
+  two.sample(2.5);
+  one.sample(12);
+  first_id = NVTX_COUNTER_ID_DYNAMIC_START;
+  auto const& s = g_samples;
+  REQUIRE(s.size() == 3);
+  CHECK((s[0].id == 1 && s[0].i == 11));
+  CHECK((s[1].id == 2 && s[1].f == 2.5));
+  CHECK((s[2].id == 1 && s[2].i == 12));
 }

@@ -2,6 +2,7 @@
 // never evaluated; ctest also checks that this binary holds no NVTX symbol.
 #include <nvtxpp/counter.hpp>
 #include <nvtxpp/nvtxpp.hpp>
+#include <nvtxpp/struct_payload.hpp>
 
 #include "catch.hpp"
 
@@ -11,10 +12,22 @@
 
 NVTXPP_DEFINE_DOMAIN(off_domain, "Off");
 
+namespace app {
+struct chunk {
+  unsigned stream;
+  unsigned long long bytes;
+};
+NVTXPP_PAYLOAD_SCHEMA(chunk, stream, bytes);  // still checked when compiled out
+}  // namespace app
+
 namespace {
 int side_effects = 0;
 int touch() { return ++side_effects; }
 bool touch_bool() { return ++side_effects > 0; }
+app::chunk touch_chunk() {
+  ++side_effects;
+  return {1, 2};
+}
 
 void annotated() {
   ANNOTATE_FUNCTION(nvtxpp::payload{touch()});
@@ -27,6 +40,10 @@ void annotated() {
   ANNOTATE_SCOPE_IN_IF(off_domain, touch_bool(), "y {}", touch());
   ANNOTATE_MARK("mark {}", touch());
   ANNOTATE_MARK_IN(off_domain, "mark {}", touch(), nvtxpp::colors::blue);
+  ANNOTATE_SCOPE("copy", nvtxpp::payload_of(touch_chunk()));
+  ANNOTATE_SCOPE_IN(off_domain, "copy {}", touch(), nvtxpp::payload_of(touch_chunk()));
+  ANNOTATE_MARK("copied", nvtxpp::payload_of(touch_chunk()));
+  ANNOTATE_FUNCTION(nvtxpp::payload_of(touch_chunk()));
 }
 }  // namespace
 
@@ -58,4 +75,17 @@ TEST_CASE("compiled out: counters keep their API and running total, and call no 
     CHECK(c.total() == 5);
   }
   CHECK(c.total() == 0);
+}
+
+TEST_CASE("compiled out: struct payloads keep their API and schema, and call no NVTX") {
+  STATIC_REQUIRE(nvtxpp::has_payload_schema<app::chunk>);
+  STATIC_REQUIRE(nvtxpp::payload_schema<app::chunk>.fields.size() == 2);
+  STATIC_REQUIRE(nvtxpp::payload_schema<app::chunk>.fields[1].offset ==
+                 offsetof(app::chunk, bytes));
+  app::chunk const c{3, 4};
+  nvtxpp::scoped_range r{"copy {}", 1, nvtxpp::payload_of(c)};
+  nvtxpp::start_end_range s{"copy", nvtxpp::payload_of(c)};
+  nvtxpp::mark_in<off_domain>("copied", nvtxpp::payload_of(c));
+  CHECK(&nvtxpp::payload_of(c).value() == &c);
+  CHECK_FALSE(s.running());
 }

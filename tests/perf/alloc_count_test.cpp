@@ -13,6 +13,8 @@
 ///   allocation smaller than kBlockBytes fails the test. A loop of raw NVTX C calls with the same
 ///   messages runs first, so a failure shows whether the recorder itself allocates per event.
 /// Timing plays no part: the test counts.
+#include <nvtx3/nvToolsExtPayload.h>
+#include <nvtxpp/counter.hpp>
 #include <nvtxpp/nvtxpp.hpp>
 
 #if defined(NVTXPP_PERF_RECORDER)
@@ -21,6 +23,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
@@ -84,6 +87,12 @@ NVTXPP_DEFINE_DOMAIN(perf_domain, "nvtxpp-perf");
 
 constexpr int kIterations = 100000;
 int failures = 0;
+
+struct perf_chunk {
+  unsigned stream;
+  unsigned long long bytes;
+};
+NVTXPP_PAYLOAD_SCHEMA(perf_chunk, stream, bytes);
 
 [[gnu::noinline]] void annotated_function() { ANNOTATE_FUNCTION(); }
 [[gnu::noinline]] void annotated_function_in() {
@@ -160,6 +169,12 @@ int main() {
     nvtxpp::scoped_range r{"range", nvtxpp::colors::yellow, nvtxpp::named_category{2, "io"},
                            nvtxpp::payload{i}};
   });
+  check("static + struct payload", [](int i) {
+    nvtxpp::scoped_range r{"range", nvtxpp::payload_of(perf_chunk{1, static_cast<unsigned>(i)})};
+  });
+  check("mark formatted + struct payload", [](int i) {
+    nvtxpp::mark_in<perf_domain>("step {}", i, nvtxpp::payload_of(perf_chunk{2, 3}));
+  });
   check("static in a domain", [](int) { nvtxpp::scoped_range_in<perf_domain> r{"range"}; });
   check("ANNOTATE_FUNCTION", [](int) { annotated_function(); });
   check("ANNOTATE_FUNCTION_IN + attrs", [](int) { annotated_function_in(); });
@@ -178,6 +193,44 @@ int main() {
   check("start/end formatted", [](int i) {
     nvtxpp::start_end_range r{"step {}", i};
     r.end();
+  });
+  // NVTX extensions: counter samples and structured payloads (registration is not counted:
+  // the first round of count() does it).
+  static nvtxpp::counter<std::int64_t> samples{"perf counter"};
+  static nvtxpp::counter<std::uint16_t> small_samples{"perf counter u16"};
+  check("counter sample", [](int i) { samples.sample(i); });
+  check("counter sample (bytes)",
+        [](int i) { small_samples.sample(static_cast<std::uint16_t>(i)); });
+  check("counter batch", [](int i) {
+    std::uint16_t const values[4] = {1, 2, 3, static_cast<std::uint16_t>(i)};
+    small_samples.sample_batch(values);
+  });
+  static std::uint64_t const schema = [] {
+    nvtxPayloadSchemaEntry_t const entries[] = {
+        {0, NVTX_PAYLOAD_ENTRY_TYPE_INT32, "i", nullptr, 0, 0, nullptr, nullptr},
+        {0, NVTX_PAYLOAD_ENTRY_TYPE_DOUBLE, "d", nullptr, 0, 8, nullptr, nullptr}};
+    nvtxPayloadSchemaAttr_t a{};
+    a.fieldMask = NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_TYPE | NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_ENTRIES |
+                  NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_NUM_ENTRIES;
+    a.type = NVTX_PAYLOAD_SCHEMA_TYPE_STATIC;
+    a.entries = entries;
+    a.numEntries = 2;
+    return nvtxPayloadSchemaRegister(nullptr, &a);
+  }();
+  check("structured payload (push)", [](int i) {
+    struct {
+      std::int32_t i;
+      double d;
+    } const v{i, 0.5};
+    nvtxEventAttributes_t a{};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = "payload";
+    nvtxPayloadData_t pd{};
+    NVTX_PAYLOAD_EVTATTR_SET_DATA(a, &pd, schema, &v, sizeof v)
+    nvtxRangePushEx(&a);
+    nvtxRangePop();
   });
 
   if (failures != 0) {

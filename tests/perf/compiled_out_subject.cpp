@@ -26,6 +26,11 @@
 
 #if NVTXPP_PERF_ANNOTATE
 NVTXPP_DEFINE_DOMAIN(subject_domain, "subject");
+struct subject_chunk {
+  int index;
+  long bytes;
+};
+NVTXPP_PAYLOAD_SCHEMA(subject_chunk, index, bytes);
 #endif
 
 int evaluated = 0;
@@ -43,6 +48,7 @@ int subject_sum(int n) {
     NVTXPP_PERF_NOTE(ANNOTATE_MARK("partial sum");)
     NVTXPP_PERF_NOTE_O2(ANNOTATE_MARK("partial sum {}", s);)
     NVTXPP_PERF_NOTE(ANNOTATE_MARK_IN(subject_domain, "tick", nvtxpp::payload{++evaluated});)
+    NVTXPP_PERF_NOTE(ANNOTATE_SCOPE("chunk", nvtxpp::payload_of(subject_chunk{++evaluated, 8}));)
   }
   return s;
 }
@@ -53,6 +59,7 @@ int subject_direct(int n) {
       "static", nvtxpp::colors::blue, nvtxpp::named_category{1, "cat"}};)
   NVTXPP_PERF_NOTE_O2(nvtxpp::start_end_range handoff{"handoff {}", n};)
   NVTXPP_PERF_NOTE_O2(nvtxpp::mark("direct mark {}", n);)
+  NVTXPP_PERF_NOTE_O2(nvtxpp::mark("chunk", nvtxpp::payload_of(subject_chunk{n, 8}));)
   NVTXPP_PERF_NOTE_O2(nvtxpp::name_current_thread("worker {}", n);)
   int const r = n * 3 + 1;
   NVTXPP_PERF_NOTE_O2(handoff.end();)

@@ -75,6 +75,10 @@ struct api_table {
   decltype(&::cuptiActivityGetNumDroppedRecords) dropped;
   decltype(&::cuptiActivityFlushAll) flush_all;
   decltype(&::cuptiGetCallbackName) callback_name;
+  // Optional: stream names (a CUPTI without them records everything else).
+  decltype(&::cuptiSubscribe) subscribe;
+  decltype(&::cuptiEnableCallback) enable_callback;
+  decltype(&::cuptiGetStreamIdEx) stream_id;
 };
 api_table g_api{};
 
@@ -444,6 +448,46 @@ bool resolve(void* lib, char const* name, F& f, std::string& why) {
   return true;
 }
 
+/// CUPTI's resource callback: each stream the program creates gets an info record
+/// `stream=<handle>:<CUPTI stream id>`, so the trace can give a stream's GPU track the name the
+/// program gave its cudaStream_t through NVTX (nvtxNameCudaStream, nvtxpp::name_cuda_stream).
+void CUPTIAPI on_resource(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                          void const* data) {
+  if (domain != CUPTI_CB_DOMAIN_RESOURCE || cbid != CUPTI_CBID_RESOURCE_STREAM_CREATED ||
+      data == nullptr) {
+    return;
+  }
+  auto const* r = static_cast<CUpti_ResourceData const*>(data);
+  std::uint32_t id = 0;
+  if (g_api.stream_id(r->context, r->resourceHandle.stream, 0, &id) != CUPTI_SUCCESS) {
+    return;
+  }
+  char text[64];
+  int const n = std::snprintf(
+      text, sizeof text, "stream=0x%llx:%u",
+      static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(r->resourceHandle.stream)),
+      id);
+  if (n > 0 && static_cast<std::size_t>(n) < sizeof text) {
+    write_info(std::string_view{text, static_cast<std::size_t>(n)});
+  }
+}
+
+/// Subscribes to stream creation when this CUPTI offers it (one subscriber per process: a
+/// program that subscribes itself keeps its subscription, and tracks keep CUPTI's ids).
+void start_stream_names(void* lib) noexcept {
+  std::string why;
+  if (!resolve(lib, "cuptiSubscribe", g_api.subscribe, why) ||
+      !resolve(lib, "cuptiEnableCallback", g_api.enable_callback, why) ||
+      !resolve(lib, "cuptiGetStreamIdEx", g_api.stream_id, why)) {
+    return;
+  }
+  CUpti_SubscriberHandle subscriber = nullptr;
+  if (g_api.subscribe(&subscriber, &on_resource, nullptr) == CUPTI_SUCCESS) {
+    g_api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                          CUPTI_CBID_RESOURCE_STREAM_CREATED);
+  }
+}
+
 /// Loads CUPTI and enables recording; on failure returns the reason.
 std::string start_cupti() {
   std::string why;
@@ -518,6 +562,7 @@ std::string start_cupti() {
     }
   }
   g_api.enable(CUPTI_ACTIVITY_KIND_DEVICE);  // device names: nice to have
+  start_stream_names(lib);
   return {};
 }
 

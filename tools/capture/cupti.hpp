@@ -22,7 +22,6 @@ namespace nvtxpp::capture::cupti {
 /// @brief `name` without CUPTI's API version suffix: "cudaMemcpyAsync_v3020" -> "cudaMemcpyAsync",
 /// "cuMemcpyHtoD_v2" -> "cuMemcpyHtoD", "cuCtxCreate_v4" -> "cuCtxCreate". Only a trailing
 /// `_v<digits>` (optionally `_v<digits>_ptds`/`_ptsz` kept as is) is removed.
-[[nodiscard]] std::string_view strip_version_suffix(std::string_view name) noexcept;
 
 /// @brief Looks up a CUDA API function's name: CUPTI callback domain (1 driver, 2 runtime) and
 /// callback id in, CUPTI's name (with its version suffix) out, nullptr when unknown.

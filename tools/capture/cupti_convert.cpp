@@ -11,19 +11,6 @@ namespace nvtxpp::capture::cupti {
 
 namespace rec = nvtxpp::recording;
 
-std::string_view strip_version_suffix(std::string_view name) noexcept {
-  std::size_t const at = name.rfind("_v");
-  if (at == std::string_view::npos || at == 0 || at + 2 == name.size()) {
-    return name;
-  }
-  for (std::size_t i = at + 2; i < name.size(); ++i) {
-    if (name[i] < '0' || name[i] > '9') {
-      return name;
-    }
-  }
-  return name.substr(0, at);
-}
-
 std::uint32_t converter::intern(std::string_view text) {
   auto [it, added] =
       ids_.try_emplace(std::string{text}, static_cast<std::uint32_t>(texts_.size() + 1));
@@ -42,7 +29,7 @@ std::uint32_t converter::api_name_id(std::uint32_t domain, std::uint32_t cbid) {
   char const* name = api_name_ != nullptr ? api_name_(domain, cbid) : nullptr;
   std::uint32_t const id =
       name != nullptr && *name != '\0'
-          ? intern(strip_version_suffix(name))
+          ? intern(name)  // as CUPTI names it ("cudaMemcpyAsync_v3020"), like nsys's export
           : intern(
                 (domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "cuda runtime API " : "cuda driver API ") +
                 std::to_string(cbid));

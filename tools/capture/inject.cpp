@@ -427,6 +427,26 @@ void on_thread_named(std::uint64_t tid, std::int64_t ticks, std::uint32_t string
   write_record(rec::file_record::thread_name, &part, 1);
 }
 
+/// Registrations of the NVTX extensions (under the names lock, like the names above).
+void on_counter(rec::counter_def const& c) noexcept {
+  try {
+    std::string const body = rec::encode_counter(c);
+    iovec part{const_cast<char*>(body.data()), body.size()};
+    write_record(rec::file_record::counter_def, &part, 1);
+  } catch (...) {
+    // Out of memory while registering: the counter's samples will decode as unregistered.
+  }
+}
+
+void on_schema(rec::schema_def const& s) noexcept {
+  try {
+    std::string const body = rec::encode_schema(s);
+    iovec part{const_cast<char*>(body.data()), body.size()};
+    write_record(rec::file_record::schema_def, &part, 1);
+  } catch (...) {
+  }
+}
+
 /// Flushes every live thread and writes the finish record, once. Async-signal-safe.
 ///
 /// Threads may go on recording while the process ends (exit() with busy threads). Every event
@@ -566,6 +586,12 @@ void write_known_names() noexcept {
       on_thread_named(tid, ticks, id);
     }
   }
+  for (auto const& [key, s] : n.schemas) {
+    on_schema(s);
+  }
+  for (auto const& [key, c] : n.counters) {
+    on_counter(c);
+  }
 }
 
 // Fatal signals: flush, then let the signal take its course (default action, re-raised).
@@ -623,6 +649,8 @@ bool setup_once() noexcept {
   h.domain_defined = &on_domain;
   h.category_named = &on_category;
   h.thread_named = &on_thread_named;
+  h.counter_defined = &on_counter;
+  h.schema_defined = &on_schema;
   rec::set_hooks(h);
   if (!open_file()) {
     return false;

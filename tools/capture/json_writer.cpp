@@ -177,6 +177,100 @@ void category_json(fmt::memory_buffer& b, event_attributes const& a) {
   quoted(b, cat);
 }
 
+/// A decoded field value as JSON (reals as payload_json writes them; text quoted).
+void field_json(fmt::memory_buffer& b, testing::field_value const& v) {
+  auto it = std::back_inserter(b);
+  switch (v.index()) {
+    case 1:
+      fmt::format_to(it, "{}", std::get<1>(v));
+      break;
+    case 2:
+      fmt::format_to(it, "{}", std::get<2>(v));
+      break;
+    case 3: {
+      double const d = std::get<3>(v);
+      std::uint64_t bits = 0;
+      std::memcpy(&bits, &d, sizeof bits);
+      b.append(payload_json(3, bits));
+      break;
+    }
+    case 4:
+      quoted(b, std::get<4>(v));
+      break;
+    default:
+      b.append(std::string_view{"null"});
+      break;
+  }
+}
+
+void payload_field_json(fmt::memory_buffer& b, testing::payload_field const& f) {
+  if (!f.enum_name.empty()) {
+    quoted(b, f.enum_name);
+  } else if (!f.elements.empty()) {
+    b.push_back('[');
+    for (std::size_t i = 0; i < f.elements.size(); ++i) {
+      if (i != 0) {
+        b.push_back(',');
+      }
+      field_json(b, f.elements[i]);
+    }
+    b.push_back(']');
+  } else {
+    field_json(b, f.value);
+  }
+}
+
+/// Keys args_json writes itself: payload fields of these names get a "payload." prefix.
+bool reserved_arg(std::string_view k) noexcept {
+  for (std::string_view r :
+       {"domain", "color", "color_argb", "category", "category_name", "payload", "payload_type",
+        "registered", "truncated", "depth", "unterminated", "event", "handle", "payload_schema"}) {
+    if (k == r) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/// Structured payloads as args members: the first payload's fields by their names, later ones
+/// prefixed "payload<k>."; undecodable payloads as hex bytes ("payload_bytes").
+void payloads_json(fmt::memory_buffer& b, std::vector<testing::structured_payload> const& ps) {
+  auto it = std::back_inserter(b);
+  for (std::size_t k = 0; k < ps.size(); ++k) {
+    auto const& p = ps[k];
+    std::string const prefix = k == 0 ? std::string{} : fmt::format("payload{}.", k);
+    b.append(std::string_view{","});
+    quoted(b, prefix + "payload_schema");
+    b.push_back(':');
+    if (p.schema_name.empty()) {
+      fmt::format_to(it, "{}", p.schema_id);
+    } else {
+      quoted(b, p.schema_name);
+    }
+    if (!p.decoded) {
+      b.append(std::string_view{","});
+      quoted(b, prefix + "payload_bytes");
+      b.append(std::string_view{":\""});
+      for (unsigned char c : p.bytes) {
+        fmt::format_to(it, "{:02x}", c);
+      }
+      b.push_back('"');
+      continue;
+    }
+    for (std::size_t i = 0; i < p.fields.size(); ++i) {
+      auto const& f = p.fields[i];
+      std::string key = f.name.empty() ? fmt::format("field{}", i) : f.name;
+      if (k == 0 && reserved_arg(key)) {
+        key = "payload." + key;
+      }
+      b.push_back(',');
+      quoted(b, prefix + key);
+      b.push_back(':');
+      payload_field_json(b, f);
+    }
+  }
+}
+
 /// args members shared by ranges and marks (no braces).
 void args_json(fmt::memory_buffer& b, event_attributes const& a) {
   auto it = std::back_inserter(b);
@@ -200,6 +294,9 @@ void args_json(fmt::memory_buffer& b, event_attributes const& a) {
   }
   if (a.truncated) {
     b.append(std::string_view{",\"truncated\":true"});
+  }
+  if (!a.payloads.empty()) {
+    payloads_json(b, a.payloads);
   }
 }
 
@@ -383,6 +480,44 @@ void json_sink::on_mark(mark_info const& m) {
   ++events_;
 }
 
+void json_sink::on_counter_sample(counter_sample_info const& c) {
+  testing::counter_sample const& s = *c.sample;
+  // Chrome counters have no "missing" value: a zero-reason sample draws 0, the other reasons
+  // (unchanged, unavailable) draw nothing.
+  bool const zero = s.no_value && *s.no_value == 0;
+  if ((s.no_value && !zero) || (!zero && s.value.index() == 0 && s.fields.empty())) {
+    return;
+  }
+  auto& b = d_->begin();
+  auto it = std::back_inserter(b);
+  b.append(std::string_view{"\"name\":"});
+  quoted(b, s.registered ? std::string_view{s.name}
+                         : std::string_view{fmt::format("counter {}", s.id)});
+  b.append(std::string_view{",\"cat\":"});
+  quoted(b, c.domain_name.empty() ? std::string_view{"default"} : c.domain_name);
+  b.append(std::string_view{",\"ph\":\"C\",\"ts\":"});
+  micros(b, c.ns - d_->base_ns);
+  fmt::format_to(it, ",\"pid\":{},\"args\":{{", c.pid);
+  if (zero) {
+    b.append(std::string_view{"\"value\":0"});
+  } else if (s.fields.empty()) {
+    b.append(std::string_view{"\"value\":"});
+    field_json(b, s.value);
+  } else {
+    for (std::size_t i = 0; i < s.fields.size(); ++i) {
+      if (i != 0) {
+        b.push_back(',');
+      }
+      quoted(b, s.fields[i].name.empty() ? fmt::format("field{}", i) : s.fields[i].name);
+      b.push_back(':');
+      payload_field_json(b, s.fields[i]);
+    }
+  }
+  b.push_back('}');
+  d_->end();
+  ++events_;
+}
+
 namespace {
 
 /// Common head of a GPU operation's X event, up to the opening of args.
@@ -451,8 +586,9 @@ void json_sink::on_memset(memset_info const& m) {
 void json_sink::on_api(api_info const& a) {
   auto const& r = a.raw;
   auto& b = d_->begin();
-  gpu_op_head(b, a.name.empty() ? std::string_view{"CUDA API"} : a.name, "cuda_api", a.pid, r.tid,
-              r.start, r.end, d_->base_ns);
+  gpu_op_head(
+      b, a.name.empty() ? std::string_view{"CUDA API"} : recording::strip_version_suffix(a.name),
+      "cuda_api", a.pid, r.tid, r.start, r.end, d_->base_ns);
   fmt::format_to(
       std::back_inserter(b), "\"api\":\"{}\",\"cbid\":{},\"correlation\":{},\"return_value\":{}}}",
       r.kind == static_cast<std::uint32_t>(recording::gpu_api_kind::driver) ? "driver" : "runtime",

@@ -258,6 +258,9 @@ outputs_result write_outputs(std::string const& raw_dir, std::string const& outp
       gpu = ", " + std::to_string(totals.gpu_ops) + " GPU operation(s), " +
             std::to_string(totals.api_calls) + " CUDA API call(s)";
     }
+    if (totals.counter_samples != 0) {
+      gpu += ", " + std::to_string(totals.counter_samples) + " counter sample(s)";
+    }
     std::fprintf(stderr,
                  "nvtxpp-capture: %llu range(s), %llu instant event(s)%s from %zu process(es) "
                  "written to %s\n",

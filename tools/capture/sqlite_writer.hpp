@@ -63,6 +63,34 @@ struct nsys_nvtx_row {
   std::int64_t domain_id = 0;
   std::uint8_t payload_type = 0;  ///< 0 none; 1 u64, 2 i64, 3 f64, 4 u32, 5 i32, 6 f32
   std::uint64_t payload_bits = 0;
+  /// Structured payload bytes (NVTX payload extension) for binaryData, as a BLOB; empty: NULL.
+  std::string_view binary;
+};
+
+/// @brief One NVTX_PAYLOAD_SCHEMAS row (a registered payload schema). Zero values and empty
+/// texts are written as NULL, as nsys 2025.3 does.
+struct nsys_schema_row {
+  std::int64_t domain_id = 0;
+  std::uint64_t schema_id = 0;
+  std::string_view name;
+  std::uint64_t type = 0;   ///< NVTX_PAYLOAD_SCHEMA_TYPE_*
+  std::uint64_t flags = 0;  ///< NVTX_PAYLOAD_SCHEMA_FLAG_*
+  std::uint64_t num_entries = 0;
+  std::uint64_t payload_size = 0;  ///< static size (given or computed)
+  std::uint64_t align_to = 0;      ///< packAlign
+};
+
+/// @brief One NVTX_PAYLOAD_SCHEMA_ENTRIES row. Zero values and empty texts are written as NULL.
+struct nsys_schema_entry_row {
+  std::int64_t domain_id = 0;
+  std::uint64_t schema_id = 0;
+  std::uint64_t index = 0;
+  std::uint64_t flags = 0;
+  std::uint64_t type = 0;
+  std::string_view name;
+  std::string_view description;
+  std::uint64_t array_or_union = 0;
+  std::uint64_t offset = 0;
 };
 
 /// @brief One CUPTI_ACTIVITY_KIND_KERNEL row (values already in nsys's enums).
@@ -149,6 +177,34 @@ class sqlite_writer {
   [[nodiscard]] std::optional<std::int64_t> intern(std::string_view text);
 
   void nvtx_event(nsys_nvtx_row const& row);
+  /// @brief An NVTX_PAYLOAD_SCHEMAS row.
+  void payload_schema(nsys_schema_row const& row);
+  /// @brief An NVTX_PAYLOAD_SCHEMA_ENTRIES row.
+  void payload_schema_entry(nsys_schema_entry_row const& row);
+  /// @brief Counter samples as Nsight Systems 2025.3 exports them (seen on the GPU machine):
+  /// one GENERIC_EVENT_SOURCES row "GenericCounters" (session-ns time source) per process, one
+  /// GENERIC_EVENT_TYPES row per counter with one GENERIC_EVENT_TYPE_FIELDS row per value (the
+  /// counter's name), one GENERIC_EVENTS row per sample with its values in GENERIC_EVENT_DATA
+  /// (intVal, uintVal or doubleVal). `source`/`type` ids are the caller's (unique keys).
+  void generic_source(std::int64_t source_id);
+  /// @brief A counter's type row and its fields (name, size, ENUM_NSYS_GENERIC_EVENT_FIELD_TYPE
+  /// id: 0 signed, 1 unsigned, 2 float, 3 double).
+  struct generic_field {
+    std::string_view name;
+    std::uint32_t size = 8;
+    int type = 0;
+  };
+  void generic_type(std::int64_t type_id, std::int64_t source_id, std::string_view name,
+                    generic_field const* fields, std::size_t count);
+  /// @brief One sample: its values, field by field (a variant per field: i64, u64 or double).
+  struct generic_value {
+    int type = 0;  ///< 0 intVal, 1 uintVal, 3 doubleVal
+    std::int64_t i = 0;
+    std::uint64_t u = 0;
+    double d = 0;
+  };
+  void generic_event(std::int64_t timestamp, std::int64_t type_id, std::int64_t global_tid,
+                     generic_value const* values, std::size_t count);
   void kernel(nsys_kernel_row const& row);
   void memcpy(nsys_memcpy_row const& row);
   void memset(nsys_memset_row const& row);
@@ -181,6 +237,7 @@ class sqlite_writer {
   /// Interned even past the budget: names a column must reference (kernels, API calls).
   std::int64_t intern_required(std::string_view text);
   std::string path_;
+  std::int64_t generic_events_ = 0;  // GENERIC_EVENTS ids given
   std::unique_ptr<impl> impl_;
   std::uint64_t rows_ = 0;
   std::int64_t session_start_ns_ = 0;

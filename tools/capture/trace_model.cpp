@@ -135,6 +135,7 @@ struct process_file {
   std::unordered_map<std::uint32_t, std::string_view> gpu_strings;
   std::vector<gpu_record_ref> gpu;
   std::unordered_map<std::uint64_t, std::uint32_t> stream_ids;  // cudaStream_t bits -> CUPTI id
+  std::vector<std::string> record_warnings;                     // malformed definition records
 
   process_file() = default;
   process_file(process_file const&) = delete;
@@ -186,6 +187,9 @@ void parse_stream_info(process_file& pf, std::string_view value) {
     pf.stream_ids[h] = static_cast<std::uint32_t>(s);
   }
 }
+
+/// Most counter and schema definitions one process file may hold (damage beyond is skipped).
+constexpr std::size_t max_defs = std::size_t{1} << 16U;
 
 /// Maps and indexes a file. Returns an error text, or "" on success.
 std::string read_process_file(process_file& pf) {
@@ -288,6 +292,28 @@ std::string read_process_file(process_file& pf) {
       case rec::file_record::process:
         pf.command.assign(reinterpret_cast<char const*>(body), size);
         break;
+      case rec::file_record::counter_def: {
+        rec::counter_def c;
+        if (!rec::decode_counter_def(body, size, c) || pf.names.counters.size() >= max_defs) {
+          pf.record_warnings.push_back(pf.path +
+                                       ": malformed or excess counter definition "
+                                       "skipped");
+        } else {
+          pf.names.counters[{c.domain, c.id}] = std::move(c);
+        }
+        break;
+      }
+      case rec::file_record::schema_def: {
+        rec::schema_def sd;
+        if (!rec::decode_schema_def(body, size, sd) || pf.names.schemas.size() >= max_defs) {
+          pf.record_warnings.push_back(pf.path +
+                                       ": malformed or excess payload schema "
+                                       "definition skipped");
+        } else {
+          pf.names.schemas[{sd.domain, sd.id}] = std::move(sd);
+        }
+        break;
+      }
       default:
         break;  // a newer record kind: skipped
     }
@@ -371,6 +397,17 @@ class process_reader {
         each([&](trace_sink& s) { s.on_category(c); });
       }
     }
+    for (auto& w : pf_.record_warnings) {
+      warn("malformed", std::move(w));
+    }
+    for (auto const& [key, sd] : pf_.names.schemas) {
+      schema_info const si{pid_, &sd};
+      each([&](trace_sink& s) { s.on_schema(si); });
+    }
+    for (auto const& [key, c] : pf_.names.counters) {
+      counter_info const ci{pid_, pf_.names.domain_at(c.domain), &c};
+      each([&](trace_sink& s) { s.on_counter(ci); });
+    }
     std::set<std::uint64_t> tids;
     for (auto const& [tid, pieces] : pf_.pieces) {
       tids.insert(tid);
@@ -387,6 +424,7 @@ class process_reader {
       }
       each([&](trace_sink& s) { s.on_thread(t); });
     }
+    gpu_offset_ = align_gpu_clock();
     gpu();
     std::vector<open_range> leftovers;
     for (auto const& [tid, pieces] : pf_.pieces) {
@@ -454,8 +492,110 @@ class process_reader {
     streams_.emplace(std::make_tuple(device, context, stream), 0);
   }
 
+  /// Moves a CUPTI record's times by the process's alignment offset.
+  template <class R>
+  void shift(R& r) const noexcept {
+    // Saturating and clamped: the times were checked to lie in [0, max_ns], the offset is not.
+    auto const moved = [this](std::int64_t t) noexcept {
+      std::int64_t out = 0;
+      if (__builtin_add_overflow(t, gpu_offset_, &out)) {
+        out = gpu_offset_ > 0 ? max_ns : 0;
+      }
+      return sane_ns(out);
+    };
+    r.start = moved(r.start);
+    r.end = moved(r.end);
+  }
+
+  /// CUPTI stamps its records from its own reading of the clock, which can sit a few hundred
+  /// nanoseconds off the NVTX events' (measured on the GPU machine: API calls starting 40 ns
+  /// before the push of the range that made them). One rule holds between the two: a CUDA API
+  /// call and an NVTX event of the same thread cannot overlap (the NVTX call happens before or
+  /// after the API call, never during it). Each NVTX event near an API call of its thread
+  /// bounds the offset: one nearer the call's start must precede it (offset >= event - start),
+  /// one nearer its end must follow it (offset <= event - end). The offset applied to every
+  /// CUPTI record of the process is 0 when 0 meets all bounds, else the smallest move that meets
+  /// them (plus up to 50 ns of margin); bounds that contradict each other (an overlap no offset
+  /// removes) are reported and nothing is moved. The result is reported as the gpu info
+  /// `clock_offset_ns`.
+  std::int64_t align_gpu_clock() {
+    std::unordered_map<std::uint64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> calls;
+    for (auto const& g : pf_.gpu) {
+      if (g.kind == rec::gpu_record::api && g.size >= sizeof(rec::gpu_api)) {
+        auto const a = rec::load<rec::gpu_api>(g.body);
+        if (a.start >= 0 && a.end >= a.start && a.end <= max_ns) {  // as gpu() keeps them
+          calls[a.tid].emplace_back(a.start, a.end);
+        }
+      }
+    }
+    if (calls.empty()) {
+      return 0;
+    }
+    constexpr std::int64_t window = 5'000;  // NVTX events this near a call constrain the offset
+    constexpr std::int64_t none = std::numeric_limits<std::int64_t>::max();
+    std::int64_t lo = -none;  // offset >= lo
+    std::int64_t hi = none;   // offset <= hi
+    std::size_t bounds = 0;
+    for (auto& entry : calls) {
+      auto const tid = entry.first;
+      auto& list = entry.second;  // not a structured binding: lambdas below use it (C++17)
+      auto const it = pf_.pieces.find(tid);
+      if (it == pf_.pieces.end()) {
+        continue;
+      }
+      std::sort(list.begin(), list.end());
+      std::int64_t longest = 0;
+      for (auto const& c : list) {
+        longest = std::max(longest, c.second - c.first);
+      }
+      std::vector<std::string> ignored;
+      std::int64_t last = std::numeric_limits<std::int64_t>::min();
+      rec::for_each_record(
+          it->second, tid,
+          [&](rec::raw_event const& r) {
+            last = std::max(last, sane_ns(clock_.to_ns(r.ticks)));
+            std::int64_t const x = last;
+            // Calls starting in [x - longest - window, x + window] may hold x in their window.
+            auto c = std::lower_bound(
+                list.begin(), list.end(), std::make_pair(x - longest - window, none),
+                [](auto const& a, auto const& b) { return a.first < b.first; });
+            for (; c != list.end() && c->first <= x + window; ++c) {
+              if (x < c->first - window || x > c->second + window) {
+                continue;
+              }
+              ++bounds;
+              if (x - c->first < c->second - x) {
+                lo = std::max(lo, x - c->first);
+              } else {
+                hi = std::min(hi, x - c->second);
+              }
+            }
+          },
+          ignored);
+    }
+    std::int64_t offset = 0;
+    if (bounds == 0 || (lo <= 0 && 0 <= hi)) {
+      offset = 0;
+    } else if (lo <= hi) {
+      std::int64_t const margin = std::min<std::int64_t>(50, (hi - lo) / 2);
+      offset = lo > 0 ? lo + margin : hi - margin;
+    } else {
+      warn("clock_align",
+           fmt::format("pid {}: an API call overlaps an NVTX event of its thread whatever the "
+                       "offset (bounds {} ns and {} ns): GPU records left as CUPTI stamped them",
+                       pid_, lo, hi));
+    }
+    gpu_offset_text_ = fmt::format("clock_offset_ns={}", offset);
+    return offset;
+  }
+
   void gpu() {
     std::unordered_map<std::uint32_t, std::string> demangled;
+    if (!gpu_offset_text_.empty()) {
+      std::string_view const text{gpu_offset_text_};
+      gpu_info const i{pid_, text.substr(0, text.find('=')), text.substr(text.find('=') + 1)};
+      each([&](trace_sink& s) { s.on_gpu_info(i); });
+    }
     for (auto const& g : pf_.gpu) {
       auto bad = [&](std::size_t want) {
         if (g.size < want) {
@@ -485,6 +625,7 @@ class process_reader {
           if (bad_times(k.raw.start, k.raw.end)) {
             break;
           }
+          shift(k.raw);
           k.name = gpu_string(k.raw.name);
           auto [it, fresh] = demangled.try_emplace(k.raw.name);
           if (fresh) {
@@ -500,10 +641,11 @@ class process_reader {
           if (bad(sizeof(rec::gpu_memcpy))) {
             break;
           }
-          memcpy_info const m{pid_, rec::load<rec::gpu_memcpy>(g.body)};
+          memcpy_info m{pid_, rec::load<rec::gpu_memcpy>(g.body)};
           if (bad_times(m.raw.start, m.raw.end)) {
             break;
           }
+          shift(m.raw);
           note_stream(m.raw.device, m.raw.context, m.raw.stream);
           ++totals_.gpu_ops;
           each([&](trace_sink& s) { s.on_memcpy(m); });
@@ -513,10 +655,11 @@ class process_reader {
           if (bad(sizeof(rec::gpu_memset))) {
             break;
           }
-          memset_info const m{pid_, rec::load<rec::gpu_memset>(g.body)};
+          memset_info m{pid_, rec::load<rec::gpu_memset>(g.body)};
           if (bad_times(m.raw.start, m.raw.end)) {
             break;
           }
+          shift(m.raw);
           note_stream(m.raw.device, m.raw.context, m.raw.stream);
           ++totals_.gpu_ops;
           each([&](trace_sink& s) { s.on_memset(m); });
@@ -526,10 +669,11 @@ class process_reader {
           if (bad(sizeof(rec::gpu_sync))) {
             break;
           }
-          sync_info const m{pid_, rec::load<rec::gpu_sync>(g.body)};
+          sync_info m{pid_, rec::load<rec::gpu_sync>(g.body)};
           if (bad_times(m.raw.start, m.raw.end)) {
             break;
           }
+          shift(m.raw);
           each([&](trace_sink& s) { s.on_sync(m); });
           break;
         }
@@ -541,6 +685,7 @@ class process_reader {
           if (bad_times(a.raw.start, a.raw.end)) {
             break;
           }
+          shift(a.raw);
           a.name = gpu_string(a.raw.name);
           ++totals_.api_calls;
           each([&](trace_sink& s) { s.on_api(a); });
@@ -581,7 +726,7 @@ class process_reader {
     return {};
   }
 
-  event_attributes attributes(rec::raw_event const& a) const {
+  event_attributes attributes(rec::raw_event const& a) {
     event_attributes e;
     e.domain = a.domain;
     e.domain_name = pf_.names.domain_at(a.domain);
@@ -596,6 +741,13 @@ class process_reader {
     e.registered = (a.flags & rec::flag::registered) != 0;
     e.truncated = (a.flags & rec::flag::truncated) != 0;
     e.null_message = (a.flags & rec::flag::null_message) != 0;
+    if (!a.blob.empty()) {
+      std::vector<std::string> problems;
+      e.payloads = rec::decode_payloads(a.blob, a.domain, pf_.names, problems);
+      for (auto& w : problems) {
+        warn("payload", fmt::format("pid {}: {}", pid_, w));
+      }
+    }
     return e;
   }
 
@@ -721,6 +873,19 @@ class process_reader {
             case event_type::mark:
               deliver_mark(r, mark_kind::mark, message_of(r), last, tid);
               break;
+            case event_type::counter_sample: {
+              std::vector<std::string> problems;
+              testing::counter_sample const sample =
+                  rec::decode_counter_sample(r, pf_.names, problems);
+              for (auto& w : problems) {
+                warn("counter", fmt::format("pid {} thread {}: {}", pid_, tid, w));
+              }
+              counter_sample_info const c{
+                  pid_, tid, last, r.domain, pf_.names.domain_at(r.domain), &sample};
+              ++totals_.counter_samples;
+              each([&](trace_sink& s) { s.on_counter_sample(c); });
+              break;
+            }
             case event_type::sync_create:
               sync_names_[r.id] = message_of(r);
               [[fallthrough]];
@@ -767,6 +932,8 @@ class process_reader {
   process_info info_;
   std::uint32_t pid_ = 0;
   rec::clock_map clock_;
+  std::int64_t gpu_offset_ = 0;  // added to every CUPTI time (align_gpu_clock)
+  std::string gpu_offset_text_;  // its gpu info record, "" when there are no API calls
   std::int64_t end_ns_ = 0;
   std::int64_t last_ns_ = std::numeric_limits<std::int64_t>::min();
   std::map<std::uint64_t, open_range> starts_;

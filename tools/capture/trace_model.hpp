@@ -8,11 +8,11 @@
 /// needs memory for the open ranges only (plus whatever a sink chooses to keep).
 ///
 /// Order of delivery, per process file (files in name order):
-///   begin_process, on_domain*, on_category*, on_thread*,
+///   begin_process, on_domain*, on_category*, on_schema*, on_counter*, on_thread*,
 ///   GPU records (on_kernel, on_memcpy, on_memset, on_sync, on_api, on_gpu_info) in file order,
-///   NVTX events thread by thread (on_range at the range's end, on_mark, on_resource,
-///   on_warning), then the ranges still open at the end (unterminated), on_gpu_stream* (one per
-///   GPU stream that ran activity), end_process.
+///   NVTX events thread by thread (on_range at the range's end, on_mark, on_counter_sample,
+///   on_resource, on_warning), then the ranges still open at the end (unterminated), on_gpu_stream*
+///   (one per GPU stream that ran activity), end_process.
 /// After the last process: finish.
 /// A process's GPU records all come before its ranges, so a sink relating the two (GPU
 /// projection) keeps the GPU side (few records) and streams the ranges.
@@ -21,6 +21,7 @@
 /// call only: a sink copies what it keeps.
 #pragma once
 
+#include "../recording/decode.hpp"
 #include "../recording/format.hpp"
 #include "../recording/gpu_format.hpp"
 
@@ -105,6 +106,9 @@ struct event_attributes {
   bool registered = false;         ///< message was a registered string
   bool truncated = false;          ///< message cut at testing::max_message_bytes
   bool null_message = false;       ///< a null message was passed (name is "(null)")
+  /// Structured payloads (NVTX payload extension), decoded by the process's registered
+  /// schemas; undecodable ones keep their bytes (and a warning was delivered).
+  std::vector<testing::structured_payload> payloads;
 };
 
 /// @brief A completed range (push/pop, or start/end possibly across threads).
@@ -177,7 +181,7 @@ struct sync_info {
 struct api_info {
   std::uint32_t pid = 0;  ///< the file's process (raw.pid as recorded may be 0)
   recording::gpu_api raw{};
-  std::string_view name;  ///< function name ("cudaLaunchKernel")
+  std::string_view name;  ///< function name as CUPTI gives it ("cudaLaunchKernel_v7000")
 };
 
 /// @brief An `info` record of the CUPTI source ("key=value", gpu_format.hpp gpu_info_keys).
@@ -194,6 +198,30 @@ struct gpu_stream_info {
   std::uint32_t context = 0;
   std::uint32_t stream = 0;  ///< CUPTI stream id
   std::string_view name;     ///< NVTX name (nvtxNameCudaStream/CuStream) if known, else ""
+};
+
+/// @brief A payload schema or enum registered in a process (NVTX payload extension); offsets
+/// and static size as resolved at registration.
+struct schema_info {
+  std::uint32_t pid = 0;
+  recording::schema_def const* def = nullptr;
+};
+
+/// @brief A counter registered in a process (NVTX counters extension).
+struct counter_info {
+  std::uint32_t pid = 0;
+  std::string_view domain_name;  ///< "" for the global domain
+  recording::counter_def const* def = nullptr;
+};
+
+/// @brief One counter sample (a batch gives one per value, all at the batch's time).
+struct counter_sample_info {
+  std::uint32_t pid = 0;
+  std::uint64_t tid = 0;
+  std::int64_t ns = 0;
+  std::uint32_t domain = 0;
+  std::string_view domain_name;
+  testing::counter_sample const* sample = nullptr;  ///< decoded (name, value or group fields)
 };
 
 /// @brief A problem found while reading (kind: a short word such as "unterminated").
@@ -215,6 +243,9 @@ class trace_sink {
   virtual void on_resource(resource_info const&) {}
   virtual void on_range(range_info const&) {}
   virtual void on_mark(mark_info const&) {}
+  virtual void on_schema(schema_info const&) {}
+  virtual void on_counter(counter_info const&) {}
+  virtual void on_counter_sample(counter_sample_info const&) {}
   virtual void on_kernel(kernel_info const&) {}
   virtual void on_memcpy(memcpy_info const&) {}
   virtual void on_memset(memset_info const&) {}
@@ -231,10 +262,11 @@ class trace_sink {
 
 /// @brief What a read delivered, in totals.
 struct read_totals {
-  std::size_t processes = 0;  ///< process files read
-  std::uint64_t ranges = 0;   ///< ranges delivered (incl. unterminated)
-  std::uint64_t marks = 0;    ///< instant events delivered
-  std::uint64_t gpu_ops = 0;  ///< kernels, memcpys, memsets
+  std::size_t processes = 0;          ///< process files read
+  std::uint64_t ranges = 0;           ///< ranges delivered (incl. unterminated)
+  std::uint64_t marks = 0;            ///< instant events delivered
+  std::uint64_t counter_samples = 0;  ///< counter samples delivered
+  std::uint64_t gpu_ops = 0;          ///< kernels, memcpys, memsets
   std::uint64_t api_calls = 0;
   std::map<std::string, std::uint64_t> warning_counts;  ///< by kind
   std::vector<std::string> warnings;                    ///< the first few, in order found

@@ -54,6 +54,8 @@ class json_sink : public trace_sink {
   void on_resource(resource_info const& r) override;
   void on_range(range_info const& r) override;
   void on_mark(mark_info const& m) override;
+  /// Counter tracks: one "ph":"C" event per sample (see docs/capture.md).
+  void on_counter_sample(counter_sample_info const& c) override;
   void on_kernel(kernel_info const& k) override;
   void on_memcpy(memcpy_info const& m) override;
   void on_memset(memset_info const& m) override;

@@ -8,7 +8,9 @@
 
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvToolsExtCounters.h>
 #include <nvtx3/nvToolsExtPayload.h>
+#include <nvtx3/nvToolsExtSemanticsCounters.h>
 #include <nvtx3/nvToolsExtSync.h>
 
 #include "core.hpp"
@@ -18,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <cwchar>
@@ -82,6 +85,36 @@ struct resource_rec {
 struct sync_rec {
   std::uint32_t domain;
 };
+/// What a counter sample needs to know on the hot path (immutable once published).
+struct counter_rec {
+  std::uint32_t domain;
+  std::uint64_t id;
+  std::uint32_t element_size;  // bytes of one sample (batches); 0 when unknown
+};
+
+// Registered counters, found without a lock: an open-addressing table of pointers, filled under
+// the names lock, each slot written once (release) and read with acquire.
+constexpr std::size_t counter_slots = 4096;
+std::atomic<counter_rec const*> g_counter_slots[counter_slots];
+
+std::size_t counter_hash(std::uint32_t domain, std::uint64_t id) noexcept {
+  return static_cast<std::size_t>(((id ^ (std::uint64_t{domain} << 40U)) * 0x9E3779B97F4A7C15ULL) >>
+                                  52U);  // 12 bits: counter_slots
+}
+
+counter_rec const* find_counter(std::uint32_t domain, std::uint64_t id) noexcept {
+  std::size_t h = counter_hash(domain, id);
+  for (std::size_t i = 0; i < counter_slots; ++i, h = (h + 1) % counter_slots) {
+    counter_rec const* c = g_counter_slots[h].load(std::memory_order_acquire);
+    if (c == nullptr) {
+      return nullptr;
+    }
+    if (c->id == id && c->domain == domain) {
+      return c;
+    }
+  }
+  return nullptr;
+}
 
 struct name_state {
   std::mutex mutex;
@@ -93,7 +126,10 @@ struct name_state {
   std::deque<string_rec> string_recs;
   std::deque<resource_rec> resource_recs;
   std::deque<sync_rec> sync_recs;
+  std::deque<counter_rec> counter_recs;
   std::uint32_t next_thread_index = 0;
+  std::uint64_t next_counter = NVTX_COUNTER_ID_DYNAMIC_START;
+  std::uint64_t next_schema = NVTX_PAYLOAD_SCHEMA_ID_DYNAMIC_START;
 };
 
 name_state& state() noexcept {
@@ -312,7 +348,68 @@ struct fields {
   std::uint32_t category = 0;
   std::uint64_t payload = 0;
   std::uint64_t id = 0;
+  // Blob: structured payloads (items) or raw bytes.
+  nvtxPayloadData_t const* items = nullptr;
+  std::size_t item_count = 0;
+  void const* bytes = nullptr;
+  std::uint32_t byte_count = 0;  // capped at max_blob_bytes by the caller
 };
+
+/// Most structured payloads one event keeps.
+constexpr std::size_t max_payload_items = 64;
+
+/// Bytes of one structured payload stored when `room` bytes are left.
+inline std::uint32_t stored_size(nvtxPayloadData_t const& d, std::uint32_t room) noexcept {
+  if (d.payload == nullptr || d.size == SIZE_MAX) {
+    return 0;
+  }
+  return d.size < room ? static_cast<std::uint32_t>(d.size) : room;
+}
+
+/// Blob bytes of `f` (0: no blob).
+inline std::uint32_t blob_size(fields const& f) noexcept {
+  if (f.items == nullptr) {
+    return f.byte_count;
+  }
+  std::uint32_t n = 0;
+  for (std::size_t i = 0; i < f.item_count && max_blob_bytes - n >= payload_item_head; ++i) {
+    n += payload_item_head;
+    n += stored_size(f.items[i], max_blob_bytes - n);
+  }
+  return n;
+}
+
+inline unsigned char* write_blob(unsigned char* p, fields const& f, std::uint32_t n) noexcept {
+  p = store(p, n);
+  if (f.items == nullptr) {
+    std::memcpy(p, f.bytes, n);
+    return p + n;
+  }
+  std::uint32_t used = 0;
+  for (std::size_t i = 0; i < f.item_count && max_blob_bytes - used >= payload_item_head; ++i) {
+    nvtxPayloadData_t const& d = f.items[i];
+    used += payload_item_head;
+    std::uint32_t const k = stored_size(d, max_blob_bytes - used);
+    p = store(p, d.schemaId);
+    p = store(p, static_cast<std::uint64_t>(d.size));
+    p = store(p, k);
+    if (k != 0) {
+      std::memcpy(p, d.payload, k);
+    }
+    p += k;
+    used += k;
+  }
+  return p;
+}
+
+/// Attaches structured payloads to `f` (NVTX_PAYLOAD_TYPE_EXT, nvtx*Payload calls).
+inline void attach_items(fields& f, nvtxPayloadData_t const* items, std::size_t count) noexcept {
+  if (items != nullptr && count > 0) {
+    f.items = items;
+    f.item_count = count < max_payload_items ? count : max_payload_items;
+    f.flags |= flag::has_blob;
+  }
+}
 
 inline void read_attributes(nvtxEventAttributes_t const* a, fields& f, message_src& m) noexcept {
   if (NVTXPP_UNLIKELY(a == nullptr)) {
@@ -331,6 +428,12 @@ inline void read_attributes(nvtxEventAttributes_t const* a, fields& f, message_s
       a->payloadType <= NVTX_PAYLOAD_TYPE_FLOAT) {
     f.payload_type = static_cast<std::uint8_t>(a->payloadType);
     std::memcpy(&f.payload, &a->payload, a->payloadType <= NVTX_PAYLOAD_TYPE_DOUBLE ? 8 : 4);
+  } else if (NVTXPP_UNLIKELY(a->payloadType == NVTX_PAYLOAD_TYPE_EXT)) {
+    // reserved0 holds the number of nvtxPayloadData_t (NVTX_PAYLOAD_EVTATTR_SET_* macros).
+    attach_items(f,
+                 reinterpret_cast<nvtxPayloadData_t const*>(
+                     static_cast<std::uintptr_t>(a->payload.ullValue)),
+                 a->reserved0 > 0 ? static_cast<std::size_t>(a->reserved0) : 1U);
   }
   switch (a->messageType) {
     case NVTX_MESSAGE_TYPE_ASCII:
@@ -365,6 +468,11 @@ inline void write_record(thread_state* t, event_type type, std::uint32_t domain,
             (m.wide != nullptr ? static_cast<std::uint32_t>(testing::max_message_bytes) : m.length);
   } else if (m.kind == message_kind::string_id) {
     size += 4U;
+  }
+  std::uint32_t blob = 0;
+  if (NVTXPP_UNLIKELY(f.flags & flag::has_blob)) {
+    blob = blob_size(f);
+    size += 4U + blob;
   }
   unsigned char* p = reserve(t, size);
   record_header h;
@@ -404,6 +512,9 @@ inline void write_record(thread_state* t, event_type type, std::uint32_t domain,
     }
   } else if (m.kind == message_kind::string_id) {
     p = store(p, m.string_id);
+  }
+  if (NVTXPP_UNLIKELY(f.flags & flag::has_blob)) {
+    p = write_blob(p, f, blob);
   }
   commit(t, p);
 }
@@ -887,10 +998,279 @@ void NVTX_API cb_sync(nvtxSyncUser_t h) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Extension (payload module): nvtxDomainIsEnabled.
+// Extension: payload module (schemas, enums, payload-carrying events, nvtxDomainIsEnabled).
 
 std::uint8_t NVTX_API cb_domain_is_enabled(nvtxDomainHandle_t) {
   return on() ? std::uint8_t{1} : std::uint8_t{0};
+}
+
+std::string copy_text(char const* s) {
+  return s == nullptr ? std::string{} : std::string{s, ::strnlen(s, testing::max_message_bytes)};
+}
+
+/// A static id when `wanted` lies in NVTX's static range, else the next dynamic one.
+std::uint64_t pick_id(std::uint64_t wanted, std::uint64_t static_start, std::uint64_t& next) {
+  if (wanted >= static_start && wanted < (std::uint64_t{1} << 32U)) {
+    return wanted;
+  }
+  return next++;
+}
+
+/// Stores a schema or enum (under the lock) and tells the front end.
+void define_schema_locked(name_state& s, schema_def def) {
+  resolve_layout(def, s.tables);
+  auto& slot = s.tables.schemas[{def.domain, def.id}];
+  slot = std::move(def);
+  if (g_hooks.schema_defined != nullptr) {
+    g_hooks.schema_defined(slot);
+  }
+}
+
+std::uint64_t NVTX_API cb_schema_register(nvtxDomainHandle_t d, nvtxPayloadSchemaAttr_t const* a) {
+  if (a == nullptr || a->entries == nullptr || a->numEntries == 0) {
+    return 0;  // NVTX: no schema (entries are mandatory)
+  }
+  try {
+    schema_def def;
+    def.domain = domain_index(d);
+    std::uint64_t const mask = a->fieldMask;
+    if (mask & NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_NAME) {
+      def.name = copy_text(a->name);
+    }
+    def.type =
+        (mask & NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_TYPE) ? a->type : NVTX_PAYLOAD_SCHEMA_TYPE_STATIC;
+    def.flags = (mask & NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_FLAGS) ? a->flags : 0;
+    def.static_size =
+        (mask & NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_STATIC_SIZE) ? a->payloadStaticSize : 0;
+    def.pack_align = (mask & NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_ALIGNMENT) ? a->packAlign : 0;
+    std::size_t const n = a->numEntries < max_schema_entries ? a->numEntries : max_schema_entries;
+    for (std::size_t i = 0; i < n; ++i) {
+      nvtxPayloadSchemaEntry_t const& e = a->entries[i];
+      def.entries.push_back({e.flags, e.type, copy_text(e.name), copy_text(e.description),
+                             e.arrayOrUnionDetail, e.offset});
+    }
+    auto& s = state();
+    std::lock_guard lock{s.mutex};
+    def.id = pick_id((mask & NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_SCHEMA_ID) ? a->schemaId : 0,
+                     NVTX_PAYLOAD_SCHEMA_ID_STATIC_START, s.next_schema);
+    std::uint64_t const id = def.id;
+    define_schema_locked(s, std::move(def));
+    return id;
+  } catch (...) {
+    return 0;
+  }
+}
+
+std::uint64_t NVTX_API cb_enum_register(nvtxDomainHandle_t d, nvtxPayloadEnumAttr_t const* a) {
+  if (a == nullptr || a->entries == nullptr || a->numEntries == 0) {
+    return 0;
+  }
+  try {
+    schema_def def;
+    def.domain = domain_index(d);
+    def.is_enum = true;
+    std::uint64_t const mask = a->fieldMask;
+    if (mask & NVTX_PAYLOAD_ENUM_ATTR_FIELD_NAME) {
+      def.name = copy_text(a->name);
+    }
+    def.static_size = (mask & NVTX_PAYLOAD_ENUM_ATTR_FIELD_SIZE) ? a->sizeOfEnum : 4;
+    std::size_t const n = a->numEntries < max_schema_entries ? a->numEntries : max_schema_entries;
+    for (std::size_t i = 0; i < n; ++i) {
+      def.values.push_back(
+          {copy_text(a->entries[i].name), a->entries[i].value, a->entries[i].isFlag != 0});
+    }
+    auto& s = state();
+    std::lock_guard lock{s.mutex};
+    def.id = pick_id((mask & NVTX_PAYLOAD_ENUM_ATTR_FIELD_SCHEMA_ID) ? a->schemaId : 0,
+                     NVTX_PAYLOAD_SCHEMA_ID_STATIC_START, s.next_schema);
+    std::uint64_t const id = def.id;
+    define_schema_locked(s, std::move(def));
+    return id;
+  } catch (...) {
+    return 0;
+  }
+}
+
+// The nvtx*Payload calls: the event with its payloads and no message (hot: no lock).
+void NVTX_API cb_mark_payload(nvtxDomainHandle_t d, nvtxPayloadData_t const* p, std::size_t n) {
+  if (on()) {
+    fields f;
+    attach_items(f, p, n);
+    mark_impl(domain_index(d), f, message_src{});
+  }
+}
+int NVTX_API cb_push_payload(nvtxDomainHandle_t d, nvtxPayloadData_t const* p, std::size_t n) {
+  if (!on()) {
+    return 0;
+  }
+  fields f;
+  attach_items(f, p, n);
+  return push_impl(domain_index(d), f, message_src{});
+}
+int NVTX_API cb_pop_payload(nvtxDomainHandle_t d, nvtxPayloadData_t const* p, std::size_t n) {
+  if (!on()) {
+    return 0;
+  }
+  thread_state* t = self();
+  if (NVTXPP_UNLIKELY(t == nullptr)) {
+    return -1;
+  }
+  std::uint32_t const domain = domain_index(d);
+  fields f;
+  attach_items(f, p, n);
+  write_record(t, event_type::pop, domain, f, message_src{});
+  int& depth = t->depth[domain % depth_slots];
+  return depth > 0 ? --depth : -1;
+}
+nvtxRangeId_t NVTX_API cb_start_payload(nvtxDomainHandle_t d, nvtxPayloadData_t const* p,
+                                        std::size_t n) {
+  if (!on()) {
+    return 0;
+  }
+  fields f;
+  attach_items(f, p, n);
+  return start_impl(domain_index(d), f, message_src{});
+}
+void NVTX_API cb_end_payload(nvtxDomainHandle_t d, nvtxRangeId_t id, nvtxPayloadData_t const* p,
+                             std::size_t n) {
+  if (!on()) {
+    return;
+  }
+  if (thread_state* t = self()) {
+    fields f;
+    f.flags = flag::has_id;
+    f.id = id;
+    attach_items(f, p, n);
+    write_record(t, event_type::end, domain_index(d), f, message_src{});
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Extension: counters module. Registration locks; samples do not.
+
+std::uint64_t NVTX_API cb_counter_register(nvtxDomainHandle_t d, nvtxCounterAttr_t const* a) {
+  if (a == nullptr || a->structSize < offsetof(nvtxCounterAttr_t, semantics)) {
+    return NVTX_COUNTER_ID_NONE;
+  }
+  try {
+    counter_def def;
+    def.domain = domain_index(d);
+    def.name = a->name != nullptr ? copy_text(a->name) : std::string{"(null)"};
+    def.description = copy_text(a->description);
+    def.schema = a->schemaId;
+    def.scope = a->scopeId;
+    bool const full = a->structSize >= sizeof(nvtxCounterAttr_t);
+    int depth = 0;
+    for (nvtxSemanticsHeader_t const* h = full ? a->semantics : nullptr; h != nullptr && depth < 16;
+         h = h->next, ++depth) {
+      if (h->semanticId == NVTX_SEMANTIC_ID_COUNTERS_V1 &&
+          h->structSize >= sizeof(nvtxSemanticsCounter_t)) {
+        auto const* c = reinterpret_cast<nvtxSemanticsCounter_t const*>(h);
+        def.unit = copy_text(c->unit);
+        def.semantic_flags = c->flags;
+        def.limit_type = c->limitType;
+        std::memcpy(&def.limit_min, &c->min, 8);
+        std::memcpy(&def.limit_max, &c->max, 8);
+      }
+    }
+    auto& s = state();
+    std::lock_guard lock{s.mutex};
+    def.id = pick_id(full ? a->counterId : 0, NVTX_COUNTER_ID_STATIC_START, s.next_counter);
+    std::uint32_t element = predefined_layout(def.schema).size;
+    if (element == 0) {
+      if (schema_def const* sd = s.tables.schema_at(def.domain, def.schema)) {
+        element =
+            sd->static_size <= max_blob_bytes ? static_cast<std::uint32_t>(sd->static_size) : 0U;
+      }
+    }
+    if (find_counter(def.domain, def.id) == nullptr) {
+      counter_rec const* rec =
+          &s.counter_recs.emplace_back(counter_rec{def.domain, def.id, element});
+      std::size_t h = counter_hash(def.domain, def.id);
+      for (std::size_t i = 0; i < counter_slots; ++i, h = (h + 1) % counter_slots) {
+        if (g_counter_slots[h].load(std::memory_order_relaxed) == nullptr) {
+          g_counter_slots[h].store(rec, std::memory_order_release);
+          break;
+        }
+      }
+    }
+    auto& slot = s.tables.counters[{def.domain, def.id}];
+    slot = std::move(def);
+    if (g_hooks.counter_defined != nullptr) {
+      g_hooks.counter_defined(slot);
+    }
+    return slot.id;
+  } catch (...) {
+    return NVTX_COUNTER_ID_NONE;
+  }
+}
+
+inline void counter_record(nvtxDomainHandle_t d, std::uint64_t id, counter_sample_kind kind,
+                           fields& f) noexcept {
+  if (thread_state* t = self()) {
+    f.flags |= flag::has_id | flag::has_category;
+    f.id = id;
+    f.category = static_cast<std::uint32_t>(kind);
+    write_record(t, event_type::counter_sample, domain_index(d), f, message_src{});
+  }
+}
+
+void NVTX_API cb_counter_int64(nvtxDomainHandle_t d, std::uint64_t id, std::int64_t v) {
+  if (on()) {
+    fields f;
+    f.payload_type = NVTX_PAYLOAD_TYPE_INT64;
+    std::memcpy(&f.payload, &v, 8);
+    counter_record(d, id, counter_sample_kind::int64, f);
+  }
+}
+void NVTX_API cb_counter_float64(nvtxDomainHandle_t d, std::uint64_t id, double v) {
+  if (on()) {
+    fields f;
+    f.payload_type = NVTX_PAYLOAD_TYPE_DOUBLE;
+    std::memcpy(&f.payload, &v, 8);
+    counter_record(d, id, counter_sample_kind::float64, f);
+  }
+}
+void NVTX_API cb_counter_sample(nvtxDomainHandle_t d, std::uint64_t id, void const* v,
+                                std::size_t n) {
+  if (on()) {
+    fields f;
+    if (v != nullptr && n > 0) {
+      f.flags = flag::has_blob;
+      f.bytes = v;
+      f.byte_count = n < max_blob_bytes ? static_cast<std::uint32_t>(n) : max_blob_bytes;
+    }
+    counter_record(d, id, counter_sample_kind::bytes, f);
+  }
+}
+void NVTX_API cb_counter_no_value(nvtxDomainHandle_t d, std::uint64_t id, std::uint8_t reason) {
+  if (on()) {
+    fields f;
+    counter_record(d, id,
+                   static_cast<counter_sample_kind>(
+                       static_cast<std::uint32_t>(counter_sample_kind::no_value) + reason),
+                   f);
+  }
+}
+void NVTX_API cb_counter_batch(nvtxDomainHandle_t d, nvtxCounterBatch_t const* b) {
+  if (!on() || b == nullptr || b->counters == nullptr || b->countersSize == 0) {
+    return;
+  }
+  // One record per sample, all stamped now (tool-provided time; timestamps the caller passes
+  // are in a time domain we do not convert).
+  counter_rec const* c = find_counter(domain_index(d), b->counterId);
+  std::size_t const element =
+      c != nullptr && c->element_size != 0 && b->countersSize % c->element_size == 0
+          ? c->element_size
+          : b->countersSize;  // unknown layout: one undecodable record
+  auto const* p = static_cast<unsigned char const*>(b->counters);
+  for (std::size_t at = 0; at < b->countersSize; at += element) {
+    fields f;
+    f.flags = flag::has_blob;
+    f.bytes = p + at;
+    f.byte_count = element < max_blob_bytes ? static_cast<std::uint32_t>(element) : max_blob_bytes;
+    counter_record(d, b->counterId, counter_sample_kind::batch, f);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1073,13 +1453,31 @@ int attach(void const* (*get_export_table)(std::uint32_t)) noexcept {
 
 int attach_extension(void* module_info) noexcept {
   auto* info = static_cast<nvtxExtModuleInfo_t*>(module_info);
-  if (info != nullptr && info->moduleId == NVTX_EXT_PAYLOAD_MODULEID && info->segmentsCount > 0 &&
-      info->segments != nullptr) {
-    nvtxExtModuleSegment_t& seg = info->segments[0];
-    if (seg.functionSlots != nullptr && seg.slotCount > NVTX3EXT_CBID_nvtxDomainIsEnabled) {
-      seg.functionSlots[NVTX3EXT_CBID_nvtxDomainIsEnabled] =
-          reinterpret_cast<intptr_t>(&cb_domain_is_enabled);
+  if (info == nullptr || info->segmentsCount == 0 || info->segments == nullptr) {
+    return 1;
+  }
+  nvtxExtModuleSegment_t& seg = info->segments[0];
+  auto slot = [&seg](std::size_t id, auto fn) {
+    if (seg.functionSlots != nullptr && id < seg.slotCount) {
+      seg.functionSlots[id] = reinterpret_cast<intptr_t>(fn);
     }
+  };
+  if (info->moduleId == NVTX_EXT_PAYLOAD_MODULEID) {
+    slot(NVTX3EXT_CBID_nvtxPayloadSchemaRegister, &cb_schema_register);
+    slot(NVTX3EXT_CBID_nvtxPayloadEnumRegister, &cb_enum_register);
+    slot(NVTX3EXT_CBID_nvtxMarkPayload, &cb_mark_payload);
+    slot(NVTX3EXT_CBID_nvtxRangePushPayload, &cb_push_payload);
+    slot(NVTX3EXT_CBID_nvtxRangePopPayload, &cb_pop_payload);
+    slot(NVTX3EXT_CBID_nvtxRangeStartPayload, &cb_start_payload);
+    slot(NVTX3EXT_CBID_nvtxRangeEndPayload, &cb_end_payload);
+    slot(NVTX3EXT_CBID_nvtxDomainIsEnabled, &cb_domain_is_enabled);
+  } else if (info->moduleId == NVTX_EXT_COUNTERS_MODULEID) {
+    slot(NVTX3EXT_CBID_nvtxCounterRegister, &cb_counter_register);
+    slot(NVTX3EXT_CBID_nvtxCounterSampleInt64, &cb_counter_int64);
+    slot(NVTX3EXT_CBID_nvtxCounterSampleFloat64, &cb_counter_float64);
+    slot(NVTX3EXT_CBID_nvtxCounterSample, &cb_counter_sample);
+    slot(NVTX3EXT_CBID_nvtxCounterSampleNoValue, &cb_counter_no_value);
+    slot(NVTX3EXT_CBID_nvtxCounterBatchSubmit, &cb_counter_batch);
   }
   return 1;
 }

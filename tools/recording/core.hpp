@@ -76,6 +76,10 @@ struct hooks {
                          std::uint32_t string_id) noexcept = nullptr;
   void (*thread_named)(std::uint64_t tid, std::int64_t ticks,
                        std::uint32_t string_id) noexcept = nullptr;
+  /// A counter was registered (NVTX counters extension).
+  void (*counter_defined)(counter_def const& c) noexcept = nullptr;
+  /// A payload schema or enum was registered (NVTX payload extension).
+  void (*schema_defined)(schema_def const& s) noexcept = nullptr;
 };
 
 /// @brief Installs the front end's hooks; call before `attach`.
@@ -86,8 +90,10 @@ void set_hooks(hooks const& h) noexcept;
 /// @return 1 on success (NVTX's convention), 0 when NVTX offers no callback table
 [[nodiscard]] int attach(void const* (*get_export_table)(std::uint32_t)) noexcept;
 
-/// @brief Extension entry point body: fills `nvtxDomainIsEnabled` of the payload extension.
-/// `module_info` is NVTX's nvtxExtModuleInfo_t*. @return 1
+/// @brief Extension entry point body: fills the slots of the payload extension (schema and enum
+/// registration, the nvtx*Payload event calls, nvtxDomainIsEnabled) and of the counters
+/// extension (registration, samples, batches). `module_info` is NVTX's nvtxExtModuleInfo_t*.
+/// @return 1
 [[nodiscard]] int attach_extension(void* module_info) noexcept;
 
 /// @brief True once `attach` succeeded.

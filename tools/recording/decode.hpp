@@ -16,6 +16,89 @@
 
 namespace nvtxpp::recording {
 
+struct name_tables;
+
+/// @brief One entry of a registered payload schema (nvtxPayloadSchemaEntry_t, texts copied).
+struct schema_entry_def {
+  std::uint64_t flags = 0;
+  std::uint64_t type = 0;  ///< NVTX_PAYLOAD_ENTRY_TYPE_* or a schema/enum id
+  std::string name;
+  std::string description;
+  std::uint64_t array_or_union = 0;  ///< arrayOrUnionDetail as registered
+  std::uint64_t offset = 0;          ///< as registered, or computed (natural alignment)
+};
+
+/// @brief One value of a registered enum (nvtxPayloadEnum_t).
+struct enum_value_def {
+  std::string name;
+  std::uint64_t value = 0;
+  bool is_flag = false;
+};
+
+/// @brief A registered payload schema (nvtxPayloadSchemaRegister) or enum
+/// (nvtxPayloadEnumRegister), keyed by (domain, id).
+struct schema_def {
+  std::uint32_t domain = 0;
+  std::uint64_t id = 0;
+  bool is_enum = false;
+  std::string name;
+  std::uint64_t type = 0;         ///< NVTX_PAYLOAD_SCHEMA_TYPE_* (schemas)
+  std::uint64_t flags = 0;        ///< NVTX_PAYLOAD_SCHEMA_FLAG_* (schemas)
+  std::uint64_t static_size = 0;  ///< payloadStaticSize as given, else computed; enums: size
+  std::uint64_t pack_align = 0;   ///< packAlign as given (0: natural alignment)
+  std::vector<schema_entry_def> entries;  ///< schemas
+  std::vector<enum_value_def> values;     ///< enums
+};
+
+/// @brief A registered counter (nvtxCounterRegister), keyed by (domain, id).
+struct counter_def {
+  std::uint32_t domain = 0;
+  std::uint64_t id = 0;
+  std::string name;
+  std::string description;
+  std::string unit;          ///< counter semantics' unit
+  std::uint64_t schema = 0;  ///< nvtxCounterAttr_t::schemaId
+  std::uint64_t scope = 0;   ///< nvtxCounterAttr_t::scopeId
+  std::uint64_t semantic_flags = 0;
+  std::int64_t limit_type = 0;  ///< NVTX_COUNTER_LIMIT_*
+  std::uint64_t limit_min = 0;  ///< bit patterns of the limits union
+  std::uint64_t limit_max = 0;
+};
+
+/// @brief Most entries (schema entries, enum values) a registration keeps.
+inline constexpr std::size_t max_schema_entries = 1024;
+
+/// @brief Bytes of a counter_def (file record body). Texts are capped at max_message_bytes.
+[[nodiscard]] std::string encode_counter(counter_def const& c);
+/// @brief Reads a counter_def; false (and `out` unspecified) when the bytes are malformed.
+[[nodiscard]] bool decode_counter_def(unsigned char const* p, std::size_t n, counter_def& out);
+/// @brief Bytes of a schema_def (file record body).
+[[nodiscard]] std::string encode_schema(schema_def const& s);
+/// @brief Reads a schema_def; false when the bytes are malformed or exceed the limits.
+[[nodiscard]] bool decode_schema_def(unsigned char const* p, std::size_t n, schema_def& out);
+
+/// @brief Size and alignment of a predefined entry type on this platform (0, 0 if unknown).
+struct type_layout {
+  std::uint32_t size = 0;
+  std::uint32_t align = 0;
+};
+[[nodiscard]] type_layout predefined_layout(std::uint64_t type) noexcept;
+
+/// @brief Bytes and alignment of one entry of `s` (arrays and strings included; registered
+/// schemas/enums of the same domain looked up in `names`); {0, 0} when not knowable.
+[[nodiscard]] type_layout entry_layout(schema_entry_def const& e, std::uint32_t domain,
+                                       name_tables const& names) noexcept;
+
+/// @brief Fills the offsets NVTX leaves to the tool (entries after the first with offset 0:
+/// natural alignment, capped by packAlign) and, for static schemas without one, the size.
+void resolve_layout(schema_def& s, name_tables const& names) noexcept;
+
+/// @brief Decodes `n` bytes at `p` by schema `s` (fields that fit in the bytes).
+[[nodiscard]] std::vector<testing::payload_field> decode_fields(schema_def const& s,
+                                                                unsigned char const* p,
+                                                                std::size_t n,
+                                                                name_tables const& names);
+
 /// @brief Names that streams refer to: interned strings, domains, and the history of category
 /// and thread names (ticks at which each name was given).
 struct name_tables {
@@ -27,6 +110,13 @@ struct name_tables {
       category_names;
   /// thread id -> (ticks, string id), in call order
   std::map<std::uint64_t, std::vector<std::pair<std::int64_t, std::uint32_t>>> thread_names;
+  /// (domain, id) -> registered payload schema or enum
+  std::map<std::pair<std::uint32_t, std::uint64_t>, schema_def> schemas;
+  /// (domain, id) -> registered counter
+  std::map<std::pair<std::uint32_t, std::uint64_t>, counter_def> counters;
+
+  /// @brief The schema or enum `id` of `domain`, or nullptr.
+  [[nodiscard]] schema_def const* schema_at(std::uint32_t domain, std::uint64_t id) const noexcept;
 
   /// @brief Text of a string id; "" for an unknown id.
   [[nodiscard]] std::string const& string_at(std::uint32_t id) const noexcept;
@@ -71,7 +161,24 @@ struct raw_event {
   message_kind message = message_kind::none;
   std::string_view text;        ///< message_kind::inline_text
   std::uint32_t string_id = 0;  ///< message_kind::string_id
+  std::string_view blob;        ///< flags & has_blob: payload items or counter value bytes
 };
+
+/// @brief Decodes the structured payloads of a record's blob (payload items) by the schemas
+/// registered in `domain`. A payload whose schema is unknown, whose size disagrees with the
+/// schema's, or that was cut, keeps its bytes undecoded, and a line goes to `warnings`.
+[[nodiscard]] std::vector<testing::structured_payload> decode_payloads(
+    std::string_view blob, std::uint32_t domain, name_tables const& names,
+    std::vector<std::string>& warnings);
+
+/// @brief Decodes a counter_sample record by the counter's registration (unregistered ids
+/// give `registered = false` and a warning).
+[[nodiscard]] testing::counter_sample decode_counter_sample(raw_event const& r,
+                                                            name_tables const& names,
+                                                            std::vector<std::string>& warnings);
+
+/// @brief Short name of a predefined entry type ("i32", "f64", "char", ...; "" if not one).
+[[nodiscard]] char const* entry_type_name(std::uint64_t type) noexcept;
 
 /// @brief Calls `fn(raw_event const&)` for each record of a thread's stream pieces, in order.
 /// A malformed record ends its piece with a warning.

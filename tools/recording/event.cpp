@@ -44,6 +44,8 @@ char const* to_string(event_type type) noexcept {
       return "sync_acquire_success";
     case event_type::sync_releasing:
       return "sync_releasing";
+    case event_type::counter_sample:
+      return "counter_sample";
   }
   return "unknown";
 }
@@ -77,6 +79,25 @@ std::string payload_text(payload_value const& p) {
   return buf;
 }
 
+std::string field_text(field_value const& v) {
+  char buf[64];
+  switch (v.index()) {
+    case 1:
+      std::snprintf(buf, sizeof buf, "%" PRId64, std::get<1>(v));
+      return buf;
+    case 2:
+      std::snprintf(buf, sizeof buf, "%" PRIu64, std::get<2>(v));
+      return buf;
+    case 3:
+      std::snprintf(buf, sizeof buf, "%g", std::get<3>(v));
+      return buf;
+    case 4:
+      return "\"" + std::get<4>(v) + "\"";
+    default:
+      return "?";
+  }
+}
+
 }  // namespace
 
 std::string to_string(event const& e) {
@@ -105,6 +126,29 @@ std::string to_string(event const& e) {
   }
   if (e.payload.index() != 0) {
     s += " payload=" + payload_text(e.payload);
+  }
+  if (e.type == event_type::counter_sample) {
+    if (e.counter.no_value) {
+      s += " no_value=" + std::to_string(*e.counter.no_value);
+    } else if (e.counter.value.index() != 0) {
+      s += " value=" + field_text(e.counter.value);
+    }
+    for (auto const& f : e.counter.fields) {
+      s += " " + f.name + "=" + field_text(f.value);
+    }
+    if (e.counter.batch) {
+      s += " batch";
+    }
+  }
+  for (auto const& p : e.payloads) {
+    s += " payload{" + (p.schema_name.empty() ? std::to_string(p.schema_id) : p.schema_name);
+    if (!p.decoded) {
+      s += " " + std::to_string(p.bytes.size()) + " bytes undecoded";
+    }
+    for (auto const& f : p.fields) {
+      s += " " + f.name + "=" + (f.enum_name.empty() ? field_text(f.value) : f.enum_name);
+    }
+    s += "}";
   }
   if (e.range_id != 0) {
     std::snprintf(buf, sizeof buf, " id=0x%" PRIx64, e.range_id);
@@ -141,6 +185,7 @@ std::vector<completed_range> pair_ranges(std::vector<event> const& events, std::
     r.category = e.category;
     r.category_name = e.category_name;
     r.payload = e.payload;
+    r.payloads = e.payloads;
     r.thread_id = e.thread_id;
     r.end_thread_id = e.thread_id;
     r.thread_name = e.thread_name;

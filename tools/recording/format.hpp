@@ -10,6 +10,12 @@
 ///   [u64 id]         when flags & has_id (range id, handle, named thread id)
 ///   [u16 n, n bytes] when message_kind == inline_text (UTF-8, n <= max_message_bytes)
 ///   [u32 string id]  when message_kind == string_id
+///   [u32 n, n bytes] when flags & has_blob (n <= max_blob_bytes): structured payloads of the
+///                    event (payload_item's, back to back), or a counter sample's value bytes
+///
+/// Counter samples (event_type::counter_sample) carry the counter id in `id` and a
+/// counter_sample_kind in `category`; Int64/Float64 values in `payload` (payload_type 2/3),
+/// value bytes (nvtxCounterSample, one batch element) in the blob.
 ///
 /// Capture file (one per process): a file_header, then records `u32 kind, u32 size, size bytes`.
 #pragma once
@@ -28,7 +34,25 @@ inline constexpr std::uint8_t has_id = 4;
 inline constexpr std::uint8_t null_message = 8;
 inline constexpr std::uint8_t truncated = 16;
 inline constexpr std::uint8_t registered = 32;
+inline constexpr std::uint8_t has_blob = 64;
 }  // namespace flag
+
+/// @brief Most blob bytes one record keeps; the rest of a larger payload is cut (and flagged
+/// by the payload_item's stored size being less than its declared size).
+inline constexpr std::uint32_t max_blob_bytes = 16 * 1024;
+
+/// @brief Head of one structured payload in a blob: u64 schema id, u64 declared size (as the
+/// caller passed it; UINT64_MAX for "tool, find out"), u32 stored size, then the stored bytes.
+inline constexpr std::uint32_t payload_item_head = 20;
+
+/// @brief What a counter_sample record holds (in its category field).
+enum class counter_sample_kind : std::uint32_t {
+  int64 = 1,    ///< nvtxCounterSampleInt64: payload i64
+  float64 = 2,  ///< nvtxCounterSampleFloat64: payload f64
+  bytes = 3,    ///< nvtxCounterSample: the blob
+  batch = 4,    ///< one element of nvtxCounterBatchSubmit: the blob
+  no_value = 8  ///< nvtxCounterSampleNoValue: no_value + reason (0..255)
+};
 
 /// @brief How a record carries its message.
 enum class message_kind : std::uint8_t { none = 0, inline_text = 1, string_id = 2 };
@@ -63,7 +87,7 @@ enum class resource_kind : std::uint32_t {
 /// @brief Name of a resource kind as the event model spells it.
 [[nodiscard]] char const* resource_name(resource_kind kind) noexcept;
 
-/// @brief Record kinds of the capture file.
+/// @brief Record kinds of the capture file (9..15 are gpu_format.hpp's gpu_record kinds).
 enum class file_record : std::uint32_t {
   chunk = 1,          ///< u64 tid, u32 thread index, u32 block sequence number, stream bytes
   string_def = 2,     ///< u32 id, text
@@ -73,6 +97,8 @@ enum class file_record : std::uint32_t {
   clock = 6,          ///< i64 ticks, i64 ns: a calibration point
   finish = 7,         ///< i64 ticks, i64 ns, i32 how (finish_reason): the process ended
   process = 8,        ///< text: the process's command line, arguments separated by spaces
+  counter_def = 32,   ///< a registered counter (decode.hpp encode_counter)
+  schema_def = 33,    ///< a registered payload schema or enum (decode.hpp encode_schema)
 };
 
 /// @brief How a captured process ended, as recorded in its file.

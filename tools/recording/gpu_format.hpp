@@ -12,18 +12,19 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 namespace nvtxpp::recording {
 
 /// @brief Capture-file record kinds of GPU activity (continuing format.hpp's file_record).
 enum class gpu_record : std::uint32_t {
-  kernel = 9,    ///< gpu_kernel
-  memcpy = 10,   ///< gpu_memcpy
-  memset = 11,   ///< gpu_memset
-  sync = 12,     ///< gpu_sync
-  api = 13,      ///< gpu_api (CUDA runtime or driver call)
-  string = 14,   ///< u32 id, then the text (no terminator)
-  info = 15,     ///< text "key=value" (see gpu_info_keys below)
+  kernel = 9,   ///< gpu_kernel
+  memcpy = 10,  ///< gpu_memcpy
+  memset = 11,  ///< gpu_memset
+  sync = 12,    ///< gpu_sync
+  api = 13,     ///< gpu_api (CUDA runtime or driver call)
+  string = 14,  ///< u32 id, then the text (no terminator)
+  info = 15,    ///< text "key=value" (see gpu_info_keys below)
 };
 
 /// @brief A kernel execution (CUPTI_ACTIVITY_KIND_KERNEL / CONCURRENT_KERNEL).
@@ -87,7 +88,8 @@ struct gpu_sync {
   std::int64_t start;
   std::int64_t end;
   std::uint32_t context;
-  std::uint32_t stream;  ///< 0xFFFFFFFF when not a stream sync (CUPTI_SYNCHRONIZATION_INVALID_VALUE)
+  std::uint32_t
+      stream;  ///< 0xFFFFFFFF when not a stream sync (CUPTI_SYNCHRONIZATION_INVALID_VALUE)
   std::uint32_t correlation;
   std::uint32_t type;  ///< CUpti_ActivitySynchronizationType
   std::uint32_t event;
@@ -106,7 +108,7 @@ struct gpu_api {
   std::uint32_t cbid;  ///< CUPTI callback id
   std::uint32_t correlation;
   std::uint32_t pid;
-  std::uint64_t tid;  ///< gettid of the calling thread
+  std::uint64_t tid;   ///< gettid of the calling thread
   std::uint32_t name;  ///< gpu_string id of the function name ("cudaMemcpyAsync")
   std::int32_t return_value;
 };
@@ -118,5 +120,21 @@ static_assert(sizeof(gpu_api) == 48);
 ///   device=<id>:<name> a device that ran activity
 ///   gpu_work=none      the process ended having seen no GPU activity although CUPTI was loaded
 inline constexpr char gpu_info_keys[] = "cupti dropped device gpu_work";
+
+/// @brief A CUDA API function's name without CUPTI's version suffix ("cudaMemcpyAsync_v3020" ->
+/// "cudaMemcpyAsync"): how the JSON output shows it. API records keep CUPTI's full name, as
+/// Nsight Systems' export does (its reports strip some suffixes themselves).
+[[nodiscard]] inline std::string_view strip_version_suffix(std::string_view name) noexcept {
+  std::size_t const at = name.rfind("_v");
+  if (at == std::string_view::npos || at == 0 || at + 2 == name.size()) {
+    return name;
+  }
+  for (std::size_t i = at + 2; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') {
+      return name;
+    }
+  }
+  return name.substr(0, at);
+}
 
 }  // namespace nvtxpp::recording

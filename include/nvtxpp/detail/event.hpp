@@ -33,9 +33,24 @@ struct is_attribute_impl<named_category> : std::true_type {};
 template <>
 struct is_attribute_impl<payload> : std::true_type {};
 
-/// Colour, category and payload are attributes; every other argument is a format argument.
+/// Base of attributes that set themselves on an event (struct payloads): they have
+/// `template <typename D> void apply_to(event_builder&) const noexcept`.
+struct self_applying_attribute {};
+
+/// Colour, category and payload (scalar or struct) are attributes; every other argument is a
+/// format argument.
 template <typename T>
-inline constexpr bool is_attribute = is_attribute_impl<remove_cvref_t<T>>::value;
+inline constexpr bool is_attribute = is_attribute_impl<remove_cvref_t<T>>::value ||
+                                     std::is_base_of_v<self_applying_attribute, remove_cvref_t<T>>;
+
+/// Payload attributes among Ts: an event carries at most one.
+template <typename... Ts>
+inline constexpr std::size_t payload_count =
+    ((std::is_same_v<remove_cvref_t<Ts>, payload> ||
+              std::is_base_of_v<self_applying_attribute, remove_cvref_t<Ts>>
+          ? 1u
+          : 0u) +
+     ... + 0u);
 
 template <typename... Ts>
 inline constexpr bool all_attributes = (is_attribute<Ts> && ...);
@@ -79,6 +94,7 @@ inline void name_category_once(std::uint32_t id, char const* name) noexcept {
 /// An event under construction. Default colour: none yet.
 struct event_builder {
   nvtxEventAttributes_t attr;
+  nvtxPayloadData_t payload_data{};  // a struct payload's descriptor, which attr points to
   bool has_color = false;
 
   event_builder() noexcept : attr{} {
@@ -128,9 +144,24 @@ struct event_builder {
     }
   }
 
+  /// Attaches @p size bytes at @p data, laid out as schema @p schema (NVTX payload extension:
+  /// an array of one nvtxPayloadData_t, its address in the payload, its length in reserved0).
+  void set_payload_data(std::uint64_t schema, std::size_t size, void const* data) noexcept {
+    payload_data.schemaId = schema;
+    payload_data.size = size;
+    payload_data.payload = data;
+    attr.payloadType = NVTX_PAYLOAD_TYPE_EXT;
+    attr.reserved0 = 1;
+    attr.payload.ullValue =
+        static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(&payload_data));
+  }
+
   /// Applies the attributes among @p args; format arguments are skipped.
   template <typename D, typename... Args>
   void apply(Args const&... args) noexcept {
+    static_assert(payload_count<Args...> <= 1,
+                  "an nvtxpp range or mark carries at most one payload (nvtxpp::payload or "
+                  "nvtxpp::payload_of)");
     (apply_one<D>(args), ...);
   }
 
@@ -138,6 +169,8 @@ struct event_builder {
   void apply_one(T const& arg) noexcept {
     if constexpr (std::is_same_v<T, named_category>) {
       set_named<D>(arg);
+    } else if constexpr (std::is_base_of_v<self_applying_attribute, T>) {
+      arg.template apply_to<D>(*this);
     } else if constexpr (is_attribute<T>) {
       set(arg);
     }

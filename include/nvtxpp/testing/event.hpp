@@ -33,6 +33,8 @@ enum class event_type : std::uint8_t {
   sync_acquire_failed,   ///< nvtxDomainSyncUserAcquireFailed
   sync_acquire_success,  ///< nvtxDomainSyncUserAcquireSuccess
   sync_releasing,        ///< nvtxDomainSyncUserReleasing
+  counter_sample,        ///< nvtxCounterSample*, nvtxCounterBatchSubmit (one event per sample):
+                         ///< `counter` holds the sample, `message` the counter's name
 };
 
 /// @brief The payload attached to an event: one of NVTX's six scalar types, or none.
@@ -40,6 +42,51 @@ enum class event_type : std::uint8_t {
 /// Alternatives in NVTX order: u64, i64, double, u32, i32, float.
 using payload_value = std::variant<std::monostate, std::uint64_t, std::int64_t, double,
                                    std::uint32_t, std::int32_t, float>;
+
+/// @brief A value read from a structured payload or a counter sample: signed integers as
+/// int64, unsigned ones as uint64, reals as double, character arrays as UTF-8 text (up to the
+/// first NUL), anything else undecodable as monostate.
+using field_value = std::variant<std::monostate, std::int64_t, std::uint64_t, double, std::string>;
+
+/// @brief One entry of a registered payload schema, with its value in one payload.
+struct payload_field {
+  std::string name;                   ///< the schema entry's name ("" if none was given)
+  std::uint64_t type = 0;             ///< NVTX_PAYLOAD_ENTRY_TYPE_*, or a registered enum/schema id
+  std::string type_name;              ///< "i8".."i64", "u8".."u64", "f32", "f64", "char[]",
+                                      ///< "enum" (registered enum), "bytes" (raw), ...
+  std::uint64_t offset = 0;           ///< byte offset in the payload (as registered or computed)
+  std::uint64_t array_length = 0;     ///< fixed-size arrays and strings: their length; else 0
+  field_value value;                  ///< the value; monostate for arrays of numbers (see elements)
+  std::vector<field_value> elements;  ///< fixed-size arrays of numbers: one value each
+  std::string enum_name;  ///< registered enums: the name of `value` ("" if none matches)
+};
+
+/// @brief A structured payload (NVTX_PAYLOAD_TYPE_EXT or an nvtx*Payload call) as recorded.
+struct structured_payload {
+  std::uint64_t schema_id = 0;        ///< nvtxPayloadData_t::schemaId
+  std::string schema_name;            ///< the registered schema's name ("" when unknown)
+  std::vector<unsigned char> bytes;   ///< the payload bytes recorded (possibly truncated)
+  std::vector<payload_field> fields;  ///< decoded by the schema; empty when not `decoded`
+  bool decoded = false;  ///< the schema was registered in the event's domain and the recorded
+                         ///< size matched it (else `bytes` only, and a warning)
+};
+
+/// @brief One counter sample (event_type::counter_sample), with the counter's registration.
+struct counter_sample {
+  std::uint64_t id = 0;               ///< the counter id the tool gave (or the static id)
+  std::string name;                   ///< nvtxCounterAttr_t::name
+  std::string description;            ///< "" if none
+  std::string unit;                   ///< counter semantics' unit, "" if none
+  std::uint64_t scope = 0;            ///< NVTX scope id (NVTX_SCOPE_*), 0 for none
+  std::uint64_t value_type = 0;       ///< nvtxCounterAttr_t::schemaId: an entry type or a schema id
+  std::string type_name;              ///< "i64", "f64", "u8", ... or the schema's name
+  field_value value;                  ///< the value; monostate without one, or for a counter group
+  std::vector<payload_field> fields;  ///< a counter group (schema): one value per entry
+  std::optional<std::uint8_t> no_value;  ///< nvtxCounterSampleNoValue's reason
+  bool batch = false;                    ///< came from nvtxCounterBatchSubmit
+  field_value limit_min, limit_max;      ///< semantics' limits, monostate when none
+  bool registered = true;  ///< false: sampled with an id never registered (value not decoded)
+};
 
 /// @brief One NVTX call as a tool received it.
 struct event {
@@ -63,7 +110,9 @@ struct event {
                               ///< "cu_device", "cu_context", "cu_stream", "cu_event",
                               ///< "generic_pointer", "generic_handle", "os_thread", "posix_thread"
   std::uint64_t handle = 0;   ///< name_resource/name_thread/resource_destroy/sync_*: the object
-  std::uint32_t process_id = 0;  ///< OS process id of the recording process
+  std::uint32_t process_id = 0;              ///< OS process id of the recording process
+  std::vector<structured_payload> payloads;  ///< structured payloads attached, in call order
+  counter_sample counter;                    ///< event_type::counter_sample only
 };
 
 /// @brief Longest message text kept, in bytes; longer messages are truncated to this many bytes
@@ -88,6 +137,7 @@ struct completed_range {
   bool push_pop = true;                ///< true: push/pop; false: start/end
   bool unterminated = false;   ///< still open at the end; closed at the recording's end time
   std::uint64_t range_id = 0;  ///< start/end id, 0 for push/pop
+  std::vector<structured_payload> payloads;  ///< structured payloads of the push/start
 };
 
 /// @brief Pairs push/pop (per thread and domain, innermost first) and start/end (by id) events.
