@@ -121,6 +121,7 @@ def main():
                 out.append(f'<polyline points="{" ".join(pts)}" fill="none" stroke="#1f5fa8" '
                            f'stroke-width="1.2"/>')
                 out.append(f'<text x="{a.width - 12}" y="{y + 11}" font-size="10" '
+                           f'text-anchor="end">max {int(top):,}</text>' if top == int(top) else
                            f'text-anchor="end">max {top:g}</text>')
         elif tid == "async":
             for row, ((p, _), pair) in enumerate(x for x in asyncs.items() if x[0][0] == pid):
