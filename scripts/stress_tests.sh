@@ -3,7 +3,7 @@
 # scripts/test.sh made (build/release, build/asan, build/tsan where present) and reports the
 # failures per test. A test that fails once in N waits for time instead of a condition.
 #
-# usage: scripts/stress_tests.sh [N] [ctest -R regex]
+# usage: [NVTXPP_STRESS_BUILDS="build/a build/b"] scripts/stress_tests.sh [N] [ctest -R regex]
 #   N      repetitions (default 50)
 #   regex  tests to repeat (default: the capture tests and the thread tests)
 # Exit status: 0 when every repetition passed, 1 otherwise.
@@ -17,7 +17,7 @@ exclude="^capture\.memory"
 jobs="${NVTXPP_JOBS:-$(nproc)}"
 
 total_fail=0
-for build in build/release build/asan build/tsan; do
+for build in ${NVTXPP_STRESS_BUILDS:-build/release build/asan build/tsan}; do
   [ -f "$build/CTestTestfile.cmake" ] || continue
   tests=$(ctest --test-dir "$build" -N -R "$regex" -E "$exclude" | sed -n 's/^ *Test *#[0-9]*: //p')
   [ -n "$tests" ] || continue
