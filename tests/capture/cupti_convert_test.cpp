@@ -237,7 +237,9 @@ TEST_CASE("a synchronisation record is not GPU work") {
   CHECK(conv.gpu_work() == 0);
 }
 
-TEST_CASE("API records: names as CUPTI gives them (nsys's export keeps them too), looked up once per function") {
+TEST_CASE(
+    "API records: names as CUPTI gives them (nsys's export keeps them too), looked up once per "
+    "function") {
   g_name_calls = 0;
   c::converter conv{&fake_api_name};
   c::gpu_out out;
