@@ -92,11 +92,12 @@ void write_record(rec::file_record kind, iovec* parts, int count) noexcept {
 }
 
 void write_clock(rec::file_record kind, std::int32_t how) noexcept {
+  rec::clock_point const now = rec::read_clock_point();
   struct {
     std::int64_t ticks;
     std::int64_t ns;
     std::int32_t how;
-  } body{rec::now_ticks(), rec::monotonic_ns(), how};
+  } body{now.ticks, now.ns, how};
   iovec part{&body, kind == rec::file_record::finish ? sizeof body : 16};
   write_record(kind, &part, 1);
 }

@@ -25,6 +25,7 @@
 #include <cstring>
 #include <cwchar>
 #include <deque>
+#include <limits>
 #include <map>
 #include <new>
 #include <type_traits>
@@ -163,16 +164,17 @@ tick_clock calibrate() noexcept {
   tick_clock c;
   c.tsc = invariant_tsc() && std::getenv("NVTXPP_NO_TSC") == nullptr;
   g_tsc.store(c.tsc, std::memory_order_relaxed);
-  c.ns0 = monotonic_ns();
-  c.ticks0 = raw_ticks();
+  clock_point const p0 = read_clock_point();
+  c.ns0 = p0.ns;
+  c.ticks0 = p0.ticks;
   if (c.tsc) {
     // Spin ~2 ms to estimate the rate; later calibration points refine it when decoding.
-    std::int64_t n1 = c.ns0;
-    while (n1 - c.ns0 < 2'000'000) {
-      n1 = monotonic_ns();
+    while (monotonic_ns() - c.ns0 < 2'000'000) {
     }
-    std::int64_t const t1 = raw_ticks();
-    c.ns_per_tick = static_cast<double>(n1 - c.ns0) / static_cast<double>(t1 - c.ticks0);
+    clock_point const p1 = read_clock_point();
+    if (p1.ticks != c.ticks0) {
+      c.ns_per_tick = static_cast<double>(p1.ns - c.ns0) / static_cast<double>(p1.ticks - c.ticks0);
+    }
   }
   return c;
 }
@@ -1303,6 +1305,22 @@ std::int64_t monotonic_ns() noexcept {
 
 std::int64_t now_ticks() noexcept { return raw_ticks(); }
 
+clock_point read_clock_point() noexcept {
+  clock_point best;
+  std::int64_t narrowest = std::numeric_limits<std::int64_t>::max();
+  for (int i = 0; i < 8; ++i) {
+    std::int64_t const before = raw_ticks();
+    std::int64_t const ns = monotonic_ns();
+    std::int64_t const after = raw_ticks();
+    if (after - before < narrowest) {
+      narrowest = after - before;
+      best.ticks = before + (after - before) / 2;
+      best.ns = ns;
+    }
+  }
+  return best;
+}
+
 tick_clock const& clock() noexcept {
   static tick_clock const c = calibrate();
   return c;
@@ -1310,8 +1328,9 @@ tick_clock const& clock() noexcept {
 
 clock_map current_clock_map() noexcept {
   tick_clock const& c = clock();
-  std::int64_t const n1 = monotonic_ns();
-  std::int64_t const t1 = raw_ticks();
+  clock_point const now = read_clock_point();
+  std::int64_t const n1 = now.ns;
+  std::int64_t const t1 = now.ticks;
   clock_map m;
   m.ticks0 = c.ticks0;
   m.ns0 = c.ns0;
