@@ -1390,14 +1390,16 @@ class sqlite_sink final : public trace_sink {
   /// sample whose reason is "zero" is written as 0; "unchanged" and "unavailable" ones, and
   /// samples of an id never registered, have no value to write and are skipped.
   void on_counter_sample(counter_sample_info const& c) override {
-    testing::counter_sample cs = *c.sample;
+    testing::counter_sample const& cs = *c.sample;
     if (!cs.registered || (cs.no_value && *cs.no_value != 0)) {
       return;
     }
-    if (cs.no_value) {                                               // NVTX_COUNTER_SAMPLE_ZERO
+    testing::field_value zero;  // the value of a NVTX_COUNTER_SAMPLE_ZERO sample
+    if (cs.no_value) {
       bool const real = cs.value_type == 19 || cs.value_type == 20;  // FLOAT, DOUBLE
-      cs.value = real ? testing::field_value{0.0} : testing::field_value{std::int64_t{0}};
+      zero = real ? testing::field_value{0.0} : testing::field_value{std::int64_t{0}};
     }
+    testing::field_value const& value = cs.no_value ? zero : cs.value;
     std::int64_t const source = nsys_global_pid(c.pid);
     if (sources_.insert(source).second) {
       w_.generic_source(source);
@@ -1423,7 +1425,7 @@ class sqlite_sink final : public trace_sink {
     std::vector<std::string> names;
     if (cs.fields.empty()) {
       sqlite_writer::generic_value g;
-      if (!value_of(cs.value, g)) {
+      if (!value_of(value, g)) {
         return;
       }
       values.push_back(g);
