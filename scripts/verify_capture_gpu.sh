@@ -82,17 +82,26 @@ cp "$work"/*.json "$work"/*.sqlite "$out/" 2>/dev/null
 rm -f "$out"/*-nsys-[abc].sqlite
 ls -la "$work"/*.sqlite "$work"/*.json
 
-step "per-launch cost: 100,000 empty kernels (ns per launch), tools alternated over 5 rounds"
+step "per-launch cost: 100,000 empty kernels (ns per launch), tools alternated over 8 rounds"
+launch_with() {
+  case $1 in
+    none) echo "no tool:"; "$work/launch_overhead" 100000 ;;
+    capture) echo "nvtxpp-capture:"
+             "$capture" --summary-only -- "$work/launch_overhead" 100000 | grep launches ;;
+    all) echo "nvtxpp-capture --cuda-api=all:"
+         "$capture" --cuda-api=all --summary-only -- "$work/launch_overhead" 100000 |
+           grep launches ;;
+    nsys) echo "nsys -t cuda,nvtx:"
+          "$nsys" profile -t cuda,nvtx --force-overwrite true -o "$work/launch-nsys" \
+            "$work/launch_overhead" 100000 | grep launches ;;
+  esac
+}
 {
-  for round in 1 2 3 4 5; do
+  # The order turns round each round, so no tool always runs first or right after nsys.
+  for round in 1 2 3 4 5 6 7 8; do
     echo "round $round"
-    echo "no tool:";        "$work/launch_overhead" 100000
-    echo "nvtxpp-capture:"; "$capture" --summary-only -- "$work/launch_overhead" 100000 |
-                              grep launches
-    echo "nvtxpp-capture --cuda-api=all:"; "$capture" --cuda-api=all --summary-only -- \
-                              "$work/launch_overhead" 100000 | grep launches
-    echo "nsys -t cuda,nvtx:"; "$nsys" profile -t cuda,nvtx --force-overwrite true \
-                              -o "$work/launch-nsys" "$work/launch_overhead" 100000 | grep launches
+    if [ $((round % 2)) -eq 1 ]; then order="none capture all nsys"; else order="nsys all capture none"; fi
+    for tool in $order; do launch_with "$tool"; done
   done
 } 2>&1 | tee "$out/launch.txt"
 python3 - "$out/launch.txt" <<'PY' | tee -a "$out/launch.txt"
@@ -115,13 +124,9 @@ if base:
             print(f"added by {t}: {med[t] - base:.0f} ns")
 PY
 
-step "NVTX recording cost on this host (capture_app overhead: ns per push+pop)"
-app="$build/tests/capture/nvtxpp_capture_app"
-{
-  echo "no tool:"; "$app" overhead 2000000
-  echo "nvtxpp-capture:"; TMPDIR=/dev/shm "$capture" --summary-only -- "$app" overhead 2000000 |
-    grep push_pop
-} 2>&1 | tee "$out/recording.txt"
+step "NVTX recording cost on this host (bench/recording_cost.py: push+pop against two TSC reads)"
+python3 "$here/../bench/recording_cost.py" "$build" --runs 5 --capture "$capture" 2>&1 |
+  tee "$out/recording.txt"
 
 step "summary"
 if [ ${#failed[@]} -eq 0 ]; then

@@ -30,7 +30,7 @@ class RawFile:
             data = f.read()
         (magic, _version, self.pid, self.ppid, self.tsc, self.ticks0, self.ns0,
          self.ns_per_tick) = HEADER.unpack_from(data, 0)
-        assert magic == b"NVTXPPC1", f"{path}: not a capture file"
+        assert magic == b"NVTXPPC2", f"{path}: not a capture file"
         self.records = []  # (kind, body bytes)
         pos = HEADER.size
         while pos + 8 <= len(data):
@@ -69,29 +69,101 @@ class RawFile:
         pieces = {}
         for k, b in self.records:
             if k == 1:
-                tid, _index, seq = struct.unpack_from("<QII", b)
-                pieces.setdefault(tid, []).append((seq, b[16:]))
+                tid, _index, seq, offset = struct.unpack_from("<QIII", b)
+                pieces.setdefault(tid, []).append((seq, offset, b[20:]))
         out = []
         for tid, parts in pieces.items():
-            stream = b"".join(p for _, p in sorted(parts, key=lambda x: x[0]))
-            pos = 0
-            while pos + 16 <= len(stream):
-                typ, flags, payload_type, message, _domain, ticks = struct.unpack_from(
-                    "<BBBBIq", stream, pos)
-                pos += 16
-                pos += 4 if flags & 1 else 0
-                pos += 4 if flags & 2 else 0
-                pos += 8 if payload_type else 0
-                pos += 8 if flags & 4 else 0
-                text = None
-                if message == 1:
-                    (n,) = struct.unpack_from("<H", stream, pos)
-                    text = stream[pos + 2:pos + 2 + n].decode("utf-8", "replace")
-                    pos += 2 + n
-                elif message == 2:
-                    pos += 4
-                out.append((typ, self.to_ns(ticks), tid, text))
+            for _seq, offset, block in _blocks(sorted(parts, key=lambda x: (x[0], x[1]))):
+                pos, ticks = 0, 0
+                while pos < len(block):
+                    head = block[pos]
+                    pos += 1
+                    delta, pos = _varint(block, pos)
+                    _domain, pos = _varint(block, pos)
+                    ticks += (delta >> 1) ^ -(delta & 1)
+                    flags = payload_type = 0
+                    if head & 0x20:
+                        flags, payload_type = block[pos], block[pos + 1]
+                        pos += 2
+                    pos += 4 if flags & 1 else 0
+                    pos += 4 if flags & 2 else 0
+                    pos += 8 if payload_type else 0
+                    pos += 8 if flags & 4 else 0
+                    message = head >> 6
+                    text = None
+                    if message == 1:
+                        n, pos = _varint(block, pos)
+                        text = block[pos:pos + n].decode("utf-8", "replace")
+                        pos += n
+                    elif message == 2:
+                        _sid, pos = _varint(block, pos)
+                    if flags & 64:
+                        (n,) = struct.unpack_from("<I", block, pos)
+                        pos += 4 + n
+                    out.append((head & 0x1F, self.to_ns(ticks), tid, text))
         return out
+
+
+def varint(value):
+    """LEB128 bytes of a non-negative value."""
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def encode_record(etype, ticks, last_ticks, text=None, flags=0, category=None, ident=None,
+                  domain=0):
+    """One stream record (format.hpp) at `ticks`, the block's previous record at `last_ticks`
+    (0 for its first). `text`: inline text (str or bytes)."""
+    body = b""
+    if category is not None:
+        flags |= 2
+        body += struct.pack("<I", category)
+    if ident is not None:
+        flags |= 4
+        body += struct.pack("<Q", ident)
+    message = 0
+    if text is not None:
+        raw = text.encode("utf-8") if isinstance(text, str) else text
+        message = 1
+        body += varint(len(raw)) + raw
+    delta = ticks - last_ticks
+    head = etype | (message << 6) | (0x20 if flags else 0)
+    out = bytes([head]) + varint((delta << 1) ^ (delta >> 63)) + varint(domain)
+    if flags:
+        out += bytes([flags, 0])
+    return out + body
+
+
+def chunk_body(tid, index, seq, stream, offset=0):
+    """Body of a chunk file record: a thread's stream bytes at `offset` of block `seq`."""
+    return struct.pack("<QIII", tid, index, seq, offset) + stream
+
+
+def _varint(data, pos):
+    """LEB128 value at pos, and the position after it."""
+    value, shift = 0, 0
+    while True:
+        b = data[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return value, pos
+
+
+def _blocks(parts):
+    """Joins the pieces of each block (sorted by block and offset): (seq, 0, bytes) per block."""
+    blocks = []
+    for seq, offset, data in parts:
+        if blocks and blocks[-1][0] == seq and offset > 0:
+            blocks[-1] = (seq, 0, blocks[-1][2] + data)
+        else:
+            blocks.append((seq, offset, data))
+    return blocks
 
 
 def read_dir(raw_dir):

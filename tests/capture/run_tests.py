@@ -17,6 +17,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import raw_file as raw_format  # noqa: E402
+
 failures = []
 
 
@@ -330,22 +333,13 @@ class raw_file:
         self.pid = pid
         self.records = [(8, command.encode())]
         self.streams = {}  # tid -> bytes
+        self.last = {}  # tid -> ticks of its last record
         self.strings = {}
 
     def nvtx(self, tid, etype, t, text=None, flags=0, category=None, ident=None, domain=0):
-        body = b""
-        if category is not None:
-            flags |= 2
-            body += struct.pack("<I", category)
-        if ident is not None:
-            flags |= 4
-            body += struct.pack("<Q", ident)
-        kind = 0
-        if text is not None:
-            raw = text.encode("utf-8") if isinstance(text, str) else text
-            kind = 1
-            body += struct.pack("<H", len(raw)) + raw
-        rec = struct.pack("<BBBBIq", etype, flags, 0, kind, domain, T0 + t) + body
+        rec = raw_format.encode_record(etype, T0 + t, self.last.get(tid, 0), text=text, flags=flags,
+                                     category=category, ident=ident, domain=domain)
+        self.last[tid] = T0 + t
         self.streams[tid] = self.streams.get(tid, b"") + rec
 
     def push(self, tid, t, name):
@@ -382,10 +376,10 @@ class raw_file:
         self.records.append((15, text.encode()))
 
     def write(self, directory, end=100_000):
-        out = b"NVTXPPC1" + struct.pack("<IIIIqqd", 1, self.pid, 1, 0, T0, T0, 1.0)
+        out = b"NVTXPPC2" + struct.pack("<IIIIqqd", 2, self.pid, 1, 0, T0, T0, 1.0)
         recs = list(self.records)
         for i, (tid, stream) in enumerate(sorted(self.streams.items())):
-            recs.append((1, struct.pack("<QII", tid, i, 0) + stream))
+            recs.append((1, raw_format.chunk_body(tid, i, 0, stream)))
         recs.append((7, struct.pack("<qqi", T0 + end, T0 + end, 0)))
         for kind, body in recs:
             out += struct.pack("<II", kind, len(body)) + body
@@ -647,6 +641,45 @@ def case_summary_names(a, tmp):
     check(got == sorted(":" + n for n in names), f"CSV round-trips every name exactly: {got}")
 
 
+def case_pieces(a, tmp):
+    """A thread's stream reaches the file as pieces of blocks (a block handed to the writer, the
+    rest of one flushed at exit or on a signal), in any order. Ticks are deltas within a block,
+    so pieces are put back by block and offset, and a piece whose block start is missing is
+    skipped with a warning, never decoded against the wrong base."""
+    raw = os.path.join(tmp, "raw")
+    os.mkdir(raw)
+    f = raw_file(400)
+
+    def block(records):
+        out, last = b"", 0
+        for etype, t, text in records:
+            out += raw_format.encode_record(etype, T0 + t, last, text=text)
+            last = T0 + t
+        return out
+
+    b0 = block([(0, 1000, "first"), (1, 2000, None), (0, 3000, "second"), (1, 4000, None)])
+    cut = len(block([(0, 1000, "first"), (1, 2000, None)]))
+    b1 = block([(0, 5000, "lost start"), (1, 6000, None), (0, 7000, "orphan"), (1, 8000, None)])
+    cut1 = len(block([(0, 5000, "lost start"), (1, 6000, None)]))
+    b2 = block([(0, 9000, "third"), (1, 9500, None)])
+    # Block 0's tail reaches the file before its head; block 1's head never does.
+    f.records.append((1, raw_format.chunk_body(400, 0, 0, b0[cut:], offset=cut)))
+    f.records.append((1, raw_format.chunk_body(400, 0, 2, b2)))
+    f.records.append((1, raw_format.chunk_body(400, 0, 1, b1[cut1:], offset=cut1)))
+    f.records.append((1, raw_format.chunk_body(400, 0, 0, b0[:cut])))
+    f.write(raw)
+    out = os.path.join(tmp, "pieces.json")
+    p = subprocess.run([a.capture, "--convert", raw, "-o", out, "--no-summary"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    check(p.returncode == 0, f"--convert exits 0, got {p.returncode}: {p.stderr}")
+    t = load(out)
+    got = sorted((e["name"], e["ts"], e["dur"]) for e in events(t, "X") if e.get("tid") == 400)
+    check(got == [("first", 1.0, 1.0), ("second", 3.0, 1.0), ("third", 9.0, 0.5)],
+          f"block 0 put back in order, block 2 whole, block 1 skipped: {got}")
+    w = "\n".join(t["otherData"]["warnings"])
+    check("block 1: bytes before offset" in w and "missing" in w, f"the lost start warned: {w}")
+
+
 # nsys stats output for the same run (nsys 2025.3, /work/ref/reduce_v2.stats.txt): the rows our
 # tables must reproduce from data/reduce_v2.bin, a raw recording rebuilt from that run's nsys
 # SQLite export (its NVTX ranges, CUDA runtime calls, kernels, memcpys and memset).
@@ -818,19 +851,17 @@ def case_extensions_damaged(a, tmp):
     f.records.append((33, schema_def(1 << 32, b"one", [(15, b"x", 0), (15, b"far", 1000)])))
     f.records.append((33, schema_def(1 << 33, b"huge", [], count=5000)))  # too many entries
 
+    last = [0]  # ticks of the stream's previous record (0: a new stream)
+
     def record(etype, t, ident=None, category=None, blob=None, declared_blob=None):
-        flags, body = 0, b""
-        if category is not None:
-            flags |= 2
-            body += struct.pack("<I", category)
-        if ident is not None:
-            flags |= 4
-            body += struct.pack("<Q", ident)
+        flags = 64 if blob is not None else 0
+        out = raw_format.encode_record(etype, T0 + t, last[0], flags=flags, category=category,
+                                     ident=ident)
+        last[0] = T0 + t
         if blob is not None:
-            flags |= 64
             n = len(blob) if declared_blob is None else declared_blob
-            body += struct.pack("<I", n) + blob
-        return struct.pack("<BBBBIq", etype, flags, 0, 0, 0, T0 + t) + body
+            out += struct.pack("<I", n) + blob
+        return out
 
     def item(schema, data, declared=None, stored=None):
         return struct.pack("<QQI", schema, len(data) if declared is None else declared,
@@ -845,6 +876,7 @@ def case_extensions_damaged(a, tmp):
     s += record(4, 60, blob=item(1 << 32, b"\x00" * 4, stored=400))      # item cut short
     f.streams[301] = s
     # A thread whose blob claims more bytes than its block holds: the rest of the block is skipped.
+    last[0] = 0
     f.streams[302] = record(4, 70, blob=b"\x00" * 8, declared_blob=1 << 20) + record(4, 80)
     f.write(raw)
     out = os.path.join(tmp, "damaged.json")
@@ -874,6 +906,7 @@ def case_extensions_damaged(a, tmp):
 CASES = {
     "extensions": case_extensions,
     "extensions_damaged": case_extensions_damaged,
+    "pieces": case_pieces,
     "extensions_sqlite": case_extensions_sqlite,
     "basic": case_basic,
     "summary_csv": case_summary_csv,

@@ -15,7 +15,7 @@ def rec(kind, body):
 
 
 def header():
-    return struct.pack("<8sIIIIqqd", b"NVTXPPC1", 1, 4242, 1, 0, 1000, 1000, 1.0)
+    return struct.pack("<8sIIIIqqd", b"NVTXPPC2", 2, 4242, 1, 0, 1000, 1000, 1.0)
 
 
 def gpu_file(short=False):

@@ -107,6 +107,83 @@ TEST_CASE("timestamps are CLOCK_MONOTONIC nanoseconds") {
   CHECK(ev[0].time_ns <= hi + 20'000);
 }
 
+std::int64_t monotonic_now() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
+}
+
+TEST_CASE("messages on either side of the one-pass length keep their text") {
+  // Short ASCII messages are copied while their end is found; from 64 bytes on they take the
+  // general path. Both must give the same events.
+  t::recorder rec;
+  std::vector<std::string> texts;
+  for (std::size_t n : {0, 1, 62, 63, 64, 65, 127, 128, 129, 300}) {
+    std::string s;
+    for (std::size_t i = 0; i < n; ++i) {
+      s += static_cast<char>('a' + i % 26);
+    }
+    texts.push_back(s);
+  }
+  for (auto const& s : texts) {
+    nvtxRangePushA(s.c_str());
+    nvtxMarkA(s.c_str());
+    nvtxRangePop();
+  }
+  auto const ev = rec.events();
+  REQUIRE(ev.size() == 3 * texts.size());
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    CHECK(ev[3 * i].type == event_type::push);
+    CHECK(ev[3 * i].message == texts[i]);
+    CHECK(ev[3 * i + 1].type == event_type::mark);
+    CHECK(ev[3 * i + 1].message == texts[i]);
+    CHECK(ev[3 * i + 2].type == event_type::pop);
+    CHECK_FALSE(ev[3 * i].truncated);
+  }
+  CHECK(rec.warnings().empty());
+}
+
+TEST_CASE("times stay right across many blocks (ticks are deltas within a block)") {
+  t::recorder rec;
+  // About 17 blocks of 64 KiB (11 bytes a range); every 1000th event is a mark between two
+  // clock reads.
+  constexpr int n = 100'000;
+  std::vector<std::pair<std::int64_t, std::int64_t>> brackets;
+  for (int i = 0; i < n; ++i) {
+    if (i % 1000 == 0) {
+      std::int64_t const lo = monotonic_now();
+      nvtxMarkA("timed");
+      brackets.emplace_back(lo, monotonic_now());
+    } else {
+      nvtxRangePushA(i % 2 == 0 ? "even" : "odd");
+      nvtxRangePop();
+    }
+  }
+  auto const ev = rec.events();
+  REQUIRE(ev.size() == static_cast<std::size_t>(n + n - n / 1000));
+  std::size_t timed = 0;
+  int misplaced = 0;
+  for (std::size_t i = 0; i < ev.size(); ++i) {
+    if (i > 0 && ev[i - 1].time_ns > ev[i].time_ns) {
+      ++misplaced;
+    }
+    if (ev[i].type == event_type::mark) {
+      REQUIRE(timed < brackets.size());
+      // The tick-to-ns mapping is calibrated; allow 20 us of calibration error.
+      if (ev[i].time_ns < brackets[timed].first - 20'000 ||
+          ev[i].time_ns > brackets[timed].second + 20'000) {
+        ++misplaced;
+      }
+      ++timed;
+    }
+  }
+  CHECK(timed == brackets.size());
+  CHECK(misplaced == 0);
+  CHECK(ev.back().type == event_type::pop);
+  CHECK(ev[ev.size() - 2].message == "odd");
+  CHECK(rec.warnings().empty());
+}
+
 TEST_CASE("nvtxDomainIsEnabled is 1 while a recorder is alive, 0 otherwise") {
   nvtxDomainHandle_t const d = nvtxDomainCreateA("enabled-check");
   {

@@ -108,13 +108,11 @@ void write_piece(rec::thread_state const& t, rec::chunk const& c, std::uint32_t 
   if (to <= from) {
     return;
   }
-  struct {
-    std::uint64_t tid;
-    std::uint32_t index;
-    std::uint32_t seq;  // the decoder puts a thread's pieces in this order
-  } head{t.tid, t.index, seq};
+  unsigned char head[rec::chunk_head_bytes];
+  rec::store(rec::store(rec::store(rec::store(head, t.tid), t.index), seq), from);
+  // seq: the decoder puts a thread's pieces in this order; from: where in the block they sit
   iovec parts[2] = {
-      {&head, sizeof head},
+      {head, sizeof head},
       {const_cast<unsigned char*>(c.data) + from, static_cast<std::size_t>(to - from)}};
   write_record(rec::file_record::chunk, parts, 2);
 }
@@ -552,7 +550,7 @@ bool open_file() noexcept {
   rec::tick_clock const& c = rec::clock();
   rec::file_header h{};
   std::memcpy(h.magic, rec::file_magic, sizeof h.magic);
-  h.version = 1;
+  h.version = rec::file_version;
   h.pid = static_cast<std::uint32_t>(::getpid());
   h.ppid = static_cast<std::uint32_t>(::getppid());
   h.tsc = c.tsc ? 1U : 0U;

@@ -213,6 +213,13 @@ std::string read_process_file(process_file& pf) {
   pf.header = rec::load<rec::file_header>(pf.data);
   pf.header.ns0 = sane_ns(pf.header.ns0);
   if (std::memcmp(pf.header.magic, rec::file_magic, sizeof pf.header.magic) != 0) {
+    char const generation = pf.header.magic[7];
+    if (std::memcmp(pf.header.magic, rec::file_magic, sizeof pf.header.magic - 1) == 0 &&
+        generation >= '0' && generation <= '9') {
+      return pf.path + ": capture file of format " + std::string(1, generation) +
+             " (this nvtxpp-capture reads format " + std::string(1, rec::file_magic[7]) +
+             "): written by another version";
+    }
     return pf.path + ": not an nvtxpp capture file";
   }
   unsigned char const* p = pf.data + sizeof(rec::file_header);
@@ -253,9 +260,11 @@ std::string read_process_file(process_file& pf) {
     }
     switch (static_cast<rec::file_record>(kind)) {
       case rec::file_record::chunk:
-        if (size >= 16) {
+        if (size >= rec::chunk_head_bytes) {
           auto const tid = rec::load<std::uint64_t>(body);
-          pf.pieces[tid].push_back({body + 16, size - 16U, rec::load<std::uint32_t>(body + 12)});
+          pf.pieces[tid].push_back({body + rec::chunk_head_bytes, size - rec::chunk_head_bytes,
+                                    rec::load<std::uint32_t>(body + 12),
+                                    rec::load<std::uint32_t>(body + 16)});
         }
         break;
       case rec::file_record::string_def:
@@ -322,9 +331,10 @@ std::string read_process_file(process_file& pf) {
   // flush may interleave: put each thread's pieces back in stream order (stable: pieces of one
   // block keep their file order).
   for (auto& [tid, pieces] : pf.pieces) {
-    std::stable_sort(
-        pieces.begin(), pieces.end(),
-        [](rec::stream_piece const& a, rec::stream_piece const& b) { return a.seq < b.seq; });
+    std::stable_sort(pieces.begin(), pieces.end(),
+                     [](rec::stream_piece const& a, rec::stream_piece const& b) {
+                       return a.seq != b.seq ? a.seq < b.seq : a.offset < b.offset;
+                     });
   }
   return error;
 }

@@ -242,8 +242,31 @@ inline thread_state* self() noexcept {
 inline unsigned char* reserve(thread_state* t, std::uint32_t n) noexcept {
   if (NVTXPP_UNLIKELY(chunk_capacity - t->used < n)) {
     published_hooks().chunk_full(*t);
+    t->last_ticks = 0;  // a block's first record counts from 0 (format.hpp)
   }
   return t->cur->data + t->used;
+}
+
+/// Reads the clock and writes the record's head, tick delta and domain at `p`.
+inline unsigned char* put_head(thread_state* t, unsigned char* p, std::uint8_t head_byte,
+                               std::uint32_t domain) noexcept {
+  std::int64_t const now = raw_ticks();
+  std::uint64_t const delta = zigzag(static_cast<std::int64_t>(
+      static_cast<std::uint64_t>(now) - static_cast<std::uint64_t>(t->last_ticks)));
+  t->last_ticks = now;
+  *p++ = head_byte;
+  if (NVTXPP_LIKELY(delta < 0x80U && domain < 0x80U)) {
+    p[0] = static_cast<unsigned char>(delta);
+    p[1] = static_cast<unsigned char>(domain);
+    return p + 2;
+  }
+  return put_varint(put_varint(p, delta), domain);
+}
+
+inline constexpr std::uint8_t head_of(event_type type, message_kind m, bool ext) noexcept {
+  return static_cast<std::uint8_t>(static_cast<unsigned>(type) |
+                                   (static_cast<unsigned>(m) << head::message_shift) |
+                                   (ext ? head::ext : 0U));
 }
 
 inline void commit(thread_state* t, unsigned char* end) noexcept {
@@ -460,16 +483,12 @@ inline void read_attributes(nvtxEventAttributes_t const* a, fields& f, message_s
 
 inline void write_record(thread_state* t, event_type type, std::uint32_t domain, fields const& f,
                          message_src const& m) noexcept {
-  std::uint32_t size = static_cast<std::uint32_t>(sizeof(record_header));
-  size += (f.flags & flag::has_color) ? 4U : 0U;
-  size += (f.flags & flag::has_category) ? 4U : 0U;
-  size += f.payload_type != 0 ? 8U : 0U;
-  size += (f.flags & flag::has_id) ? 8U : 0U;
+  std::uint32_t size = max_record_head;
   if (m.kind == message_kind::inline_text) {
-    size += 2U +
+    size += 3U +
             (m.wide != nullptr ? static_cast<std::uint32_t>(testing::max_message_bytes) : m.length);
   } else if (m.kind == message_kind::string_id) {
-    size += 4U;
+    size += 5U;
   }
   std::uint32_t blob = 0;
   if (NVTXPP_UNLIKELY(f.flags & flag::has_blob)) {
@@ -477,48 +496,89 @@ inline void write_record(thread_state* t, event_type type, std::uint32_t domain,
     size += 4U + blob;
   }
   unsigned char* p = reserve(t, size);
-  record_header h;
-  h.type = static_cast<std::uint8_t>(type);
-  h.flags = static_cast<std::uint8_t>(f.flags | m.flags);
-  h.payload_type = f.payload_type;
-  h.message = static_cast<std::uint8_t>(m.kind);
-  h.domain = domain;
-  h.ticks = raw_ticks();
-  unsigned char* const header_at = p;
-  p = store(p, h);
-  if (f.flags & flag::has_color) {
-    p = store(p, f.color);
-  }
-  if (f.flags & flag::has_category) {
-    p = store(p, f.category);
-  }
-  if (f.payload_type != 0) {
-    p = store(p, f.payload);
-  }
-  if (f.flags & flag::has_id) {
-    p = store(p, f.id);
+  auto const flags = static_cast<std::uint8_t>(f.flags | m.flags);
+  bool const ext = (flags | f.payload_type) != 0;
+  unsigned char* const head_at = p;
+  p = put_head(t, p, head_of(type, m.kind, ext), domain);
+  unsigned char* const flags_at = p;
+  if (ext) {
+    p[0] = flags;
+    p[1] = f.payload_type;
+    p += 2;
+    if (f.flags & flag::has_color) {
+      p = store(p, f.color);
+    }
+    if (f.flags & flag::has_category) {
+      p = store(p, f.category);
+    }
+    if (f.payload_type != 0) {
+      p = store(p, f.payload);
+    }
+    if (f.flags & flag::has_id) {
+      p = store(p, f.id);
+    }
   }
   if (m.kind == message_kind::inline_text) {
     if (m.wide != nullptr) {
+      // The length goes first but is known last: a two-byte varint (4096 < 2^14) is kept for it.
       bool truncated = false;
-      auto n = wide_to_utf8(m.wide, p + 2, testing::max_message_bytes, truncated);
-      p = store(p, static_cast<std::uint16_t>(n));
-      p += n;
+      auto const n = wide_to_utf8(m.wide, p + 2, testing::max_message_bytes, truncated);
+      p[0] = static_cast<unsigned char>(n | 0x80U);
+      p[1] = static_cast<unsigned char>(n >> 7U);
+      p += 2 + n;
       if (truncated) {
-        header_at[1] = static_cast<unsigned char>(header_at[1] | flag::truncated);
+        // Rare: the record needs the flags byte it was written without. Move the text up.
+        if (!ext) {
+          std::memmove(flags_at + 2, flags_at, static_cast<std::size_t>(p - flags_at));
+          *head_at = static_cast<unsigned char>(*head_at | head::ext);
+          flags_at[0] = 0;
+          flags_at[1] = 0;
+          p += 2;
+        }
+        flags_at[0] = static_cast<unsigned char>(flags_at[0] | flag::truncated);
       }
     } else {
-      p = store(p, m.length);
+      p = put_varint(p, m.length);
       std::memcpy(p, m.text, m.length);
       p += m.length;
     }
   } else if (m.kind == message_kind::string_id) {
-    p = store(p, m.string_id);
+    p = put_varint(p, m.string_id);
   }
   if (NVTXPP_UNLIKELY(f.flags & flag::has_blob)) {
     p = write_blob(p, f, blob);
   }
   commit(t, p);
+}
+
+/// Texts shorter than this take the one-pass path (their length is one varint byte).
+constexpr std::uint32_t short_text = 64;
+
+/// One pass for a short ASCII message (most are): the text is copied while its end is found,
+/// with no length computed first. False, with nothing written, when `s` is null, the block has
+/// too little room left or the text is longer; write_record then takes it.
+inline bool try_short_text(thread_state* t, event_type type, std::uint32_t domain,
+                           char const* s) noexcept {
+  constexpr std::uint32_t room = 1U + max_varint_bytes + 5U + 1U + short_text;
+  if (NVTXPP_UNLIKELY(s == nullptr || chunk_capacity - t->used < room)) {
+    return false;
+  }
+  std::int64_t const before = t->last_ticks;
+  unsigned char* const length_at =
+      put_head(t, t->cur->data + t->used, head_of(type, message_kind::inline_text, false), domain);
+  unsigned char* const text = length_at + 1;
+  std::uint32_t n = 0;
+  while (n < short_text && s[n] != 0) {
+    text[n] = static_cast<unsigned char>(s[n]);
+    ++n;
+  }
+  if (NVTXPP_UNLIKELY(n == short_text)) {
+    t->last_ticks = before;  // nothing committed: the record is written again in full
+    return false;
+  }
+  *length_at = static_cast<unsigned char>(n);
+  commit(t, text + n);
+  return true;
 }
 
 inline std::uint32_t domain_index(nvtxDomainHandle_t d) noexcept {
@@ -550,9 +610,8 @@ inline int pop_impl(std::uint32_t domain) noexcept {
   if (NVTXPP_UNLIKELY(t == nullptr)) {
     return -1;
   }
-  unsigned char* p = reserve(t, sizeof(record_header));
-  record_header h{static_cast<std::uint8_t>(event_type::pop), 0, 0, 0, domain, raw_ticks()};
-  commit(t, store(p, h));
+  unsigned char* p = reserve(t, 1U + max_varint_bytes + 5U);
+  commit(t, put_head(t, p, head_of(event_type::pop, message_kind::none, false), domain));
   int& d = t->depth[domain % depth_slots];
   return d > 0 ? --d : -1;
 }
@@ -605,7 +664,10 @@ void NVTX_API cb_mark_ex(nvtxEventAttributes_t const* a) {
 }
 void NVTX_API cb_mark_a(char const* s) {
   if (on()) {
-    mark_impl(0, fields{}, ascii(s));
+    thread_state* t = self();
+    if (t != nullptr && !try_short_text(t, event_type::mark, 0, s)) {
+      write_record(t, event_type::mark, 0, fields{}, ascii(s));
+    }
   }
 }
 void NVTX_API cb_mark_w(wchar_t const* s) {
@@ -651,7 +713,19 @@ void NVTX_API cb_domain_end(nvtxDomainHandle_t d, nvtxRangeId_t id) {
 }
 
 int NVTX_API cb_push_ex(nvtxEventAttributes_t const* a) { return on() ? push_impl(0, a) : 0; }
-int NVTX_API cb_push_a(char const* s) { return on() ? push_impl(0, fields{}, ascii(s)) : 0; }
+int NVTX_API cb_push_a(char const* s) {
+  if (!on()) {
+    return 0;
+  }
+  thread_state* t = self();
+  if (NVTXPP_UNLIKELY(t == nullptr)) {
+    return -1;
+  }
+  if (NVTXPP_UNLIKELY(!try_short_text(t, event_type::push, 0, s))) {
+    write_record(t, event_type::push, 0, fields{}, ascii(s));
+  }
+  return t->depth[0]++;
+}
 int NVTX_API cb_push_w(wchar_t const* s) { return on() ? push_impl(0, fields{}, wide(s)) : 0; }
 int NVTX_API cb_domain_push_ex(nvtxDomainHandle_t d, nvtxEventAttributes_t const* a) {
   return on() ? push_impl(domain_index(d), a) : 0;

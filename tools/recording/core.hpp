@@ -44,6 +44,7 @@ struct thread_state {
   std::uint32_t used = 0;
   std::uint32_t index = 0;
   std::uint64_t next_range = 0;
+  std::int64_t last_ticks = 0;  ///< ticks of the last record in `cur` (0 at a block's start)
   int depth[depth_slots] = {};
   // Cold.
   std::uint64_t tid = 0;

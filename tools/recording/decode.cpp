@@ -143,14 +143,38 @@ constexpr auto last_type = static_cast<std::uint8_t>(testing::event_type::counte
 }  // namespace
 
 unsigned char const* parse_record(unsigned char const* p, unsigned char const* end, raw_event& r,
-                                  char const*& why) noexcept {
-  if (static_cast<std::size_t>(end - p) < sizeof(record_header)) {
+                                  std::int64_t& last_ticks, char const*& why) noexcept {
+  if (p >= end) {
     why = "short header";
     return nullptr;
   }
-  auto const h = load<record_header>(p);
-  p += sizeof(record_header);
-  if (h.type > last_type || h.payload_type > 6 || h.message > 2) {
+  std::uint8_t const head_byte = *p++;
+  std::uint8_t const type = head_byte & head::type_mask;
+  auto const message = static_cast<std::uint8_t>(head_byte >> head::message_shift);
+  std::uint64_t delta = 0;
+  std::uint64_t domain = 0;
+  if ((p = get_varint(p, end, delta)) == nullptr || (p = get_varint(p, end, domain)) == nullptr) {
+    why = "short header";
+    return nullptr;
+  }
+  if (domain > UINT32_MAX) {
+    why = "bad domain";
+    return nullptr;
+  }
+  struct {
+    std::uint8_t flags = 0;
+    std::uint8_t payload_type = 0;
+  } h;
+  if (head_byte & head::ext) {
+    if (end - p < 2) {
+      why = "short header";
+      return nullptr;
+    }
+    h.flags = p[0];
+    h.payload_type = p[1];
+    p += 2;
+  }
+  if (type > last_type || h.payload_type > 6 || message > 2) {
     why = "bad type";
     return nullptr;
   }
@@ -161,16 +185,18 @@ unsigned char const* parse_record(unsigned char const* p, unsigned char const* e
     why = "short body";
     return nullptr;
   }
-  r.type = static_cast<testing::event_type>(h.type);
+  last_ticks = static_cast<std::int64_t>(static_cast<std::uint64_t>(last_ticks) +
+                                         static_cast<std::uint64_t>(unzigzag(delta)));
+  r.type = static_cast<testing::event_type>(type);
   r.flags = h.flags;
-  r.domain = h.domain;
-  r.ticks = h.ticks;
+  r.domain = static_cast<std::uint32_t>(domain);
+  r.ticks = last_ticks;
   r.color = 0;
   r.category = 0;
   r.payload_type = h.payload_type;
   r.payload_bits = 0;
   r.id = 0;
-  r.message = static_cast<message_kind>(h.message);
+  r.message = static_cast<message_kind>(message);
   r.text = {};
   r.string_id = 0;
   r.blob = {};
@@ -191,25 +217,24 @@ unsigned char const* parse_record(unsigned char const* p, unsigned char const* e
     p += 8;
   }
   if (r.message == message_kind::inline_text) {
-    if (end - p < 2) {
+    std::uint64_t n = 0;
+    if ((p = get_varint(p, end, n)) == nullptr) {
       why = "short text length";
       return nullptr;
     }
-    auto const n = load<std::uint16_t>(p);
-    p += 2;
-    if (end - p < n) {
+    if (n > testing::max_message_bytes || static_cast<std::uint64_t>(end - p) < n) {
       why = "short text";
       return nullptr;
     }
     r.text = std::string_view{reinterpret_cast<char const*>(p), n};
     p += n;
   } else if (r.message == message_kind::string_id) {
-    if (end - p < 4) {
+    std::uint64_t id = 0;
+    if ((p = get_varint(p, end, id)) == nullptr || id > UINT32_MAX) {
       why = "short string id";
       return nullptr;
     }
-    r.string_id = load<std::uint32_t>(p);
-    p += 4;
+    r.string_id = static_cast<std::uint32_t>(id);
   }
   if (h.flags & flag::has_blob) {
     if (end - p < 4) {

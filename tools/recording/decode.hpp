@@ -140,11 +140,15 @@ struct clock_map {
   [[nodiscard]] std::int64_t to_ns(std::int64_t ticks) const noexcept;
 };
 
-/// @brief One contiguous run of a thread's stream.
+/// @brief One contiguous run of a thread's stream: bytes [offset, offset + size) of one block.
+/// Records count their ticks from the record before them in the block, so a piece decodes
+/// only when it starts its block (offset 0) or continues the piece before it.
 struct stream_piece {
   unsigned char const* data;
   std::size_t size;
-  std::uint32_t seq = 0;  ///< capture: sequence number of the block it comes from
+  std::uint32_t seq = 0;     ///< capture: sequence number of the block it comes from
+  std::uint32_t offset = 0;  ///< bytes of the block before `data`
+  std::uint32_t skip = 0;    ///< leading bytes whose records are read for their time only
 };
 
 /// @brief One stream record, undecoded names (string ids, domain indices) left as they are.
@@ -181,15 +185,17 @@ struct raw_event {
 [[nodiscard]] char const* entry_type_name(std::uint64_t type) noexcept;
 
 /// @brief Calls `fn(raw_event const&)` for each record of a thread's stream pieces, in order.
-/// A malformed record ends its piece with a warning.
+/// A malformed record ends its block with a warning; a piece that neither starts its block nor
+/// continues the piece before it (a piece lost before it) is skipped with a warning.
 template <class F>
 void for_each_record(std::vector<stream_piece> const& pieces, std::uint64_t tid, F&& fn,
                      std::vector<std::string>& warnings);
 
 /// @brief Decodes one record at `p` (at most `end`) into `out`; returns the byte after it, or
-/// nullptr (with `why` set) when the record is malformed.
+/// nullptr (with `why` set) when the record is malformed. `last_ticks` holds the previous
+/// record's ticks in the block (0 before its first record) and is advanced.
 unsigned char const* parse_record(unsigned char const* p, unsigned char const* end, raw_event& out,
-                                  char const*& why) noexcept;
+                                  std::int64_t& last_ticks, char const*& why) noexcept;
 
 /// @brief Payload of a record as the event model's variant.
 [[nodiscard]] testing::payload_value payload_of(raw_event const& r) noexcept;
@@ -211,19 +217,40 @@ void finish_events(std::vector<testing::event>& events, std::vector<std::string>
 template <class F>
 void for_each_record(std::vector<stream_piece> const& pieces, std::uint64_t tid, F&& fn,
                      std::vector<std::string>& warnings) {
+  std::int64_t last_ticks = 0;
+  bool in_block = false;  // the previous piece decoded to its end
+  std::uint32_t block = 0;
+  std::size_t block_end = 0;  // its end, as an offset in its block
   for (auto const& piece : pieces) {
+    if (piece.offset == 0) {
+      last_ticks = 0;
+    } else if (!in_block || piece.seq != block || piece.offset != block_end) {
+      warnings.push_back("thread " + std::to_string(tid) + ": block " + std::to_string(piece.seq) +
+                         ": bytes before offset " + std::to_string(piece.offset) +
+                         " missing; the rest of the block skipped");
+      in_block = false;
+      continue;
+    }
+    block = piece.seq;
+    block_end = piece.offset + piece.size;
+    in_block = true;
     unsigned char const* p = piece.data;
     unsigned char const* const end = piece.data + piece.size;
+    unsigned char const* const shown = piece.data + piece.skip;
     raw_event r;
     while (p < end) {
       char const* why = nullptr;
-      p = parse_record(p, end, r, why);
+      bool const show = p >= shown;
+      p = parse_record(p, end, r, last_ticks, why);
       if (p == nullptr) {
         warnings.push_back("thread " + std::to_string(tid) + ": malformed record (" + why +
                            "); rest of the block skipped");
+        in_block = false;
         break;
       }
-      fn(static_cast<raw_event const&>(r));
+      if (show) {
+        fn(static_cast<raw_event const&>(r));
+      }
     }
   }
 }

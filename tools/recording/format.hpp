@@ -1,17 +1,25 @@
 /// @file
 /// @brief The recorder core's binary formats: the per-thread event stream and the capture file.
 ///
-/// Per-thread stream: records packed back to back, no alignment (read and written with memcpy):
-///   u8 type (event_type), u8 flags, u8 payload_type (0 none, 1..6 as NVTX), u8 message_kind,
-///   u32 domain index, i64 ticks,
+/// Per-thread stream: records packed back to back, no alignment (read and written with memcpy).
+/// Small numbers are LEB128 varints (7 bits a byte, low bits first, high bit: more follow; at
+/// most 10 bytes; a writer may use more bytes than the value needs):
+///   u8 head: bits 0-4 type (event_type), bit 5 `ext`, bits 6-7 message_kind
+///   varint tick delta: zigzag(ticks - previous record's ticks); the first record of a block
+///                      counts from 0, so every block decodes on its own
+///   varint domain index
+///   [u8 flags, u8 payload_type (0 none, 1..6 as NVTX)]   when ext (else both 0)
 ///   [u32 color]      when flags & has_color
 ///   [u32 category]   when flags & has_category (name_resource: the resource kind)
 ///   [u64 payload]    when payload_type != 0
 ///   [u64 id]         when flags & has_id (range id, handle, named thread id)
-///   [u16 n, n bytes] when message_kind == inline_text (UTF-8, n <= max_message_bytes)
-///   [u32 string id]  when message_kind == string_id
+///   [varint n, n bytes] when message_kind == inline_text (UTF-8, n <= max_message_bytes)
+///   [varint string id]  when message_kind == string_id
 ///   [u32 n, n bytes] when flags & has_blob (n <= max_blob_bytes): structured payloads of the
 ///                    event (payload_item's, back to back), or a counter sample's value bytes
+/// A push of a short text costs 4 + length bytes, a pop 3, where a fixed 16-byte header made
+/// them 18 + length and 16: fewer bytes a range is less memory traffic on the hot path (see
+/// docs/capture.md, "Cost").
 ///
 /// Counter samples (event_type::counter_sample) carry the counter id in `id` and a
 /// counter_sample_kind in `category`; Int64/Float64 values in `payload` (payload_type 2/3),
@@ -57,16 +65,53 @@ enum class counter_sample_kind : std::uint32_t {
 /// @brief How a record carries its message.
 enum class message_kind : std::uint8_t { none = 0, inline_text = 1, string_id = 2 };
 
-/// @brief Fixed part of every stream record.
-struct record_header {
-  std::uint8_t type;
-  std::uint8_t flags;
-  std::uint8_t payload_type;
-  std::uint8_t message;
-  std::uint32_t domain;
-  std::int64_t ticks;
-};
-static_assert(sizeof(record_header) == 16);
+/// @brief Bits of a stream record's head byte.
+namespace head {
+inline constexpr std::uint8_t type_mask = 0x1F;
+inline constexpr std::uint8_t ext = 0x20;
+inline constexpr unsigned message_shift = 6;
+}  // namespace head
+
+/// @brief Most bytes of a varint (a 64-bit value).
+inline constexpr std::uint32_t max_varint_bytes = 10;
+
+/// @brief Most bytes of a record's fixed part: head, tick delta, domain, flags, payload type,
+/// colour, category, payload, id.
+inline constexpr std::uint32_t max_record_head = 1 + 10 + 5 + 2 + 4 + 4 + 8 + 8;
+
+/// @brief Zigzag form of a signed delta (small magnitudes, either sign, stay small).
+[[nodiscard]] inline std::uint64_t zigzag(std::int64_t v) noexcept {
+  return (static_cast<std::uint64_t>(v) << 1U) ^ static_cast<std::uint64_t>(v >> 63);
+}
+[[nodiscard]] inline std::int64_t unzigzag(std::uint64_t v) noexcept {
+  return static_cast<std::int64_t>((v >> 1U) ^ (~(v & 1U) + 1U));
+}
+
+/// @brief Writes `v` as a varint at `p`; returns the byte after it.
+inline unsigned char* put_varint(unsigned char* p, std::uint64_t v) noexcept {
+  while (v >= 0x80U) {
+    *p++ = static_cast<unsigned char>(v | 0x80U);
+    v >>= 7U;
+  }
+  *p++ = static_cast<unsigned char>(v);
+  return p;
+}
+
+/// @brief Reads a varint at `p` (before `end`); returns the byte after it, or nullptr when it
+/// runs past `end` or past max_varint_bytes.
+[[nodiscard]] inline unsigned char const* get_varint(unsigned char const* p,
+                                                     unsigned char const* end,
+                                                     std::uint64_t& v) noexcept {
+  v = 0;
+  for (unsigned shift = 0; shift < 7U * max_varint_bytes && p < end; shift += 7U) {
+    unsigned char const b = *p++;
+    v |= static_cast<std::uint64_t>(b & 0x7FU) << shift;
+    if ((b & 0x80U) == 0) {
+      return p;
+    }
+  }
+  return nullptr;
+}
 
 /// @brief Resource kinds of name_resource records (stored in the category field).
 enum class resource_kind : std::uint32_t {
@@ -89,7 +134,8 @@ enum class resource_kind : std::uint32_t {
 
 /// @brief Record kinds of the capture file (9..15 are gpu_format.hpp's gpu_record kinds).
 enum class file_record : std::uint32_t {
-  chunk = 1,          ///< u64 tid, u32 thread index, u32 block sequence number, stream bytes
+  chunk = 1,          ///< u64 tid, u32 thread index, u32 block sequence number, u32 offset of
+                      ///< the bytes in their block, stream bytes
   string_def = 2,     ///< u32 id, text
   domain_def = 3,     ///< u32 index, text
   category_name = 4,  ///< u32 domain, u32 category, i64 ticks, u32 string id
@@ -106,8 +152,8 @@ enum class finish_reason : std::int32_t { exit = 0, signal = 1 };
 
 /// @brief First bytes of a capture file.
 struct file_header {
-  char magic[8];          ///< "NVTXPPC1"
-  std::uint32_t version;  ///< 1
+  char magic[8];          ///< "NVTXPPC" and the format's generation digit (file_magic)
+  std::uint32_t version;  ///< file_version
   std::uint32_t pid;      ///< process id
   std::uint32_t ppid;     ///< parent process id
   std::uint32_t tsc;      ///< 1 when ticks are TSC cycles, 0 when they are nanoseconds
@@ -117,7 +163,12 @@ struct file_header {
 };
 static_assert(sizeof(file_header) == 48);
 
-inline constexpr char file_magic[8] = {'N', 'V', 'T', 'X', 'P', 'P', 'C', '1'};
+/// Generation 2: compact stream records (varints, tick deltas) and chunk offsets. A file of
+/// another generation is refused with a message naming both.
+inline constexpr char file_magic[8] = {'N', 'V', 'T', 'X', 'P', 'P', 'C', '2'};
+inline constexpr std::uint32_t file_version = 2;
+/// Bytes of a chunk record's head (tid, thread index, sequence number, offset).
+inline constexpr std::uint32_t chunk_head_bytes = 20;
 
 /// @brief Reads a trivially copyable value at `p` (unaligned).
 template <class T>

@@ -97,13 +97,15 @@ decoded decode_all() {
   std::vector<rec::stream_piece> pieces;
   for (rec::thread_state* t : threads) {
     pieces.clear();
-    std::uint32_t offset = t->head_offset;
+    // Each block is read from its start (ticks count from the block's first record); the
+    // records before head_offset, cleared, are read for their times only.
+    std::uint32_t cleared = t->head_offset;
     for (rec::chunk* c = t->head; c != nullptr; c = c->next.load(std::memory_order_acquire)) {
       std::uint32_t const used = c->used.load(std::memory_order_acquire);
-      if (used > offset) {
-        pieces.push_back({c->data + offset, used - offset});
+      if (used > cleared) {
+        pieces.push_back({c->data, used, 0, 0, cleared});
       }
-      offset = 0;
+      cleared = 0;
     }
     rec::decode_thread(pieces, t->tid, t->pid, rec::names(), clock, d.events, d.warnings);
   }
