@@ -222,7 +222,11 @@ unsigned char const* parse_record(unsigned char const* p, unsigned char const* e
       why = "short text length";
       return nullptr;
     }
-    if (n > testing::max_message_bytes || static_cast<std::uint64_t>(end - p) < n) {
+    if (n > testing::max_message_bytes) {
+      why = "text longer than max_message_bytes";
+      return nullptr;
+    }
+    if (static_cast<std::uint64_t>(end - p) < n) {
       why = "short text";
       return nullptr;
     }
@@ -230,8 +234,12 @@ unsigned char const* parse_record(unsigned char const* p, unsigned char const* e
     p += n;
   } else if (r.message == message_kind::string_id) {
     std::uint64_t id = 0;
-    if ((p = get_varint(p, end, id)) == nullptr || id > UINT32_MAX) {
+    if ((p = get_varint(p, end, id)) == nullptr) {
       why = "short string id";
+      return nullptr;
+    }
+    if (id > UINT32_MAX) {
+      why = "string id past 32 bits";
       return nullptr;
     }
     r.string_id = static_cast<std::uint32_t>(id);

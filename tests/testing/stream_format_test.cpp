@@ -1,0 +1,164 @@
+// Unit tests of the recorder's stream format (tools/recording/format.hpp, decode.hpp): records
+// built byte by byte go into the decoder, which must read each field back, carry tick deltas
+// through a block, start each block from 0, and stop with a reason on damaged bytes.
+#include "decode.hpp"
+#include "format.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+
+namespace rec = nvtxpp::recording;
+using nvtxpp::testing::event_type;
+
+namespace {
+
+using bytes = std::vector<unsigned char>;
+
+void put(bytes& b, std::uint64_t v) {
+  unsigned char tmp[rec::max_varint_bytes];
+  unsigned char* end = rec::put_varint(tmp, v);
+  b.insert(b.end(), tmp, end);
+}
+
+/// One record without ext fields; `text` inline when not null.
+bytes record(event_type type, std::int64_t delta, std::uint32_t domain, char const* text) {
+  bytes b;
+  auto const kind = text != nullptr ? rec::message_kind::inline_text : rec::message_kind::none;
+  b.push_back(static_cast<unsigned char>(
+      static_cast<unsigned>(type) | (static_cast<unsigned>(kind) << rec::head::message_shift)));
+  put(b, rec::zigzag(delta));
+  put(b, domain);
+  if (text != nullptr) {
+    std::string const s{text};
+    put(b, s.size());
+    b.insert(b.end(), s.begin(), s.end());
+  }
+  return b;
+}
+
+struct parsed {
+  std::vector<rec::raw_event> events;
+  std::vector<std::string> warnings;
+};
+
+parsed parse(std::vector<rec::stream_piece> const& pieces) {
+  parsed p;
+  rec::for_each_record(
+      pieces, 7, [&](rec::raw_event const& r) { p.events.push_back(r); }, p.warnings);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("varints and zigzag round-trip at their edges") {
+  for (std::uint64_t v :
+       {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{127}, std::uint64_t{128},
+        std::uint64_t{16383}, std::uint64_t{16384}, std::uint64_t{1} << 35U, ~std::uint64_t{0}}) {
+    bytes b;
+    put(b, v);
+    CHECK(b.size() <= rec::max_varint_bytes);
+    std::uint64_t back = 1;
+    CHECK(rec::get_varint(b.data(), b.data() + b.size(), back) == b.data() + b.size());
+    CHECK(back == v);
+    // One byte short: no value.
+    CHECK(rec::get_varint(b.data(), b.data() + b.size() - 1, back) == nullptr);
+  }
+  for (std::int64_t v : {std::int64_t{0}, std::int64_t{-1}, std::int64_t{1}, std::int64_t{-64},
+                         std::int64_t{63}, INT64_MIN, INT64_MAX}) {
+    CHECK(rec::unzigzag(rec::zigzag(v)) == v);
+  }
+  CHECK(rec::zigzag(-1) == 1);
+  CHECK(rec::zigzag(63) == 126);  // small either way: one byte
+  bytes eleven(11, 0x80);
+  std::uint64_t v = 0;
+  CHECK(rec::get_varint(eleven.data(), eleven.data() + eleven.size(), v) == nullptr);
+}
+
+TEST_CASE("ticks are deltas within a block and restart at each block") {
+  bytes a = record(event_type::push, 1'000'000, 0, "outer");
+  bytes more = record(event_type::push, 40, 3, "inner");
+  a.insert(a.end(), more.begin(), more.end());
+  more = record(event_type::pop, -5, 3, nullptr);  // a clock a little behind: negative delta
+  a.insert(a.end(), more.begin(), more.end());
+  bytes b = record(event_type::pop, 2'000'000, 0, nullptr);
+  std::vector<rec::stream_piece> pieces{{a.data(), a.size(), 0, 0, 0},
+                                        {b.data(), b.size(), 1, 0, 0}};
+  auto const p = parse(pieces);
+  REQUIRE(p.events.size() == 4);
+  CHECK(p.warnings.empty());
+  CHECK(p.events[0].ticks == 1'000'000);
+  CHECK(p.events[0].text == "outer");
+  CHECK(p.events[1].ticks == 1'000'040);
+  CHECK(p.events[1].domain == 3);
+  CHECK(p.events[1].text == "inner");
+  CHECK(p.events[2].type == event_type::pop);
+  CHECK(p.events[2].ticks == 1'000'035);
+  CHECK(p.events[3].ticks == 2'000'000);  // block 1 counts from 0 again
+}
+
+TEST_CASE("a piece that continues its block keeps the base; a skipped prefix is not shown") {
+  bytes a = record(event_type::mark, 500, 0, "cleared");
+  std::size_t const cut = a.size();
+  bytes more = record(event_type::mark, 25, 0, "shown");
+  a.insert(a.end(), more.begin(), more.end());
+  // Testing front end: the whole block, its first record cleared.
+  auto p = parse({{a.data(), a.size(), 0, 0, static_cast<std::uint32_t>(cut)}});
+  REQUIRE(p.events.size() == 1);
+  CHECK(p.events[0].text == "shown");
+  CHECK(p.events[0].ticks == 525);
+  // Capture: the block in two pieces.
+  p = parse({{a.data(), cut, 4, 0, 0},
+             {a.data() + cut, a.size() - cut, 4, static_cast<std::uint32_t>(cut), 0}});
+  REQUIRE(p.events.size() == 2);
+  CHECK(p.events[1].ticks == 525);
+  // The second piece alone: its base is unknown, so it is skipped and said.
+  p = parse({{a.data() + cut, a.size() - cut, 4, static_cast<std::uint32_t>(cut), 0}});
+  CHECK(p.events.empty());
+  REQUIRE(p.warnings.size() == 1);
+  CHECK(p.warnings[0].find("missing") != std::string::npos);
+}
+
+TEST_CASE("damaged records stop their block with a reason") {
+  struct damage {
+    bytes data;
+    char const* why;
+    bool then_good = true;  // a good record follows (not when the damage is a cut end)
+  };
+  bytes over_limit;
+  over_limit.push_back(static_cast<unsigned char>(4U | (1U << rec::head::message_shift)));
+  put(over_limit, 0);
+  put(over_limit, 0);
+  put(over_limit, nvtxpp::testing::max_message_bytes + 1);
+  bytes big_id;
+  big_id.push_back(static_cast<unsigned char>(4U | (2U << rec::head::message_shift)));
+  put(big_id, 0);
+  put(big_id, 0);
+  put(big_id, std::uint64_t{1} << 33U);
+  bytes short_text = record(event_type::mark, 1, 0, "abcdef");
+  short_text.pop_back();
+  bytes bad_type = record(event_type::mark, 1, 0, nullptr);
+  bad_type[0] = 31;
+  bytes no_ext = record(event_type::mark, 1, 0, nullptr);
+  no_ext[0] = static_cast<unsigned char>(no_ext[0] | rec::head::ext);  // flags byte missing
+  bytes big_domain = {4};
+  put(big_domain, 0);
+  put(big_domain, std::uint64_t{1} << 32U);
+  for (auto const& d :
+       {damage{over_limit, "longer than max_message_bytes"}, damage{big_id, "past 32 bits"},
+        damage{short_text, "short text", false}, damage{bad_type, "bad type"},
+        damage{no_ext, "short header", false}, damage{big_domain, "bad domain"}}) {
+    bytes b = d.data;
+    if (d.then_good) {
+      bytes after = record(event_type::mark, 1, 0, "after");
+      b.insert(b.end(), after.begin(), after.end());
+    }
+    auto const p = parse({{b.data(), b.size(), 0, 0, 0}});
+    CHECK(p.events.empty());
+    REQUIRE(p.warnings.size() == 1);
+    INFO(p.warnings[0]);
+    CHECK(p.warnings[0].find(d.why) != std::string::npos);
+  }
+}
