@@ -41,6 +41,14 @@ def load(path):
         return json.load(f)
 
 
+def convert_json(a, raw, out):
+    """Runs `--convert raw -o out` (no summary), checks it exits 0, returns (process, trace)."""
+    p = subprocess.run([a.capture, "--convert", raw, "-o", out, "--no-summary"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    check(p.returncode == 0, f"--convert exits 0, got {p.returncode}: {p.stderr}")
+    return p, (load(out) if p.returncode == 0 else {"traceEvents": [], "otherData": {}})
+
+
 def events(trace, ph=None, name=None):
     return [e for e in trace["traceEvents"]
             if (ph is None or e["ph"] == ph) and (name is None or e.get("name") == name)]
@@ -438,12 +446,8 @@ def case_gpu_json(a, tmp):
     raw = os.path.join(tmp, "raw")
     os.mkdir(raw)
     gpu_recording(raw)
-    out = os.path.join(tmp, "gpu.json")
-    p = subprocess.run([a.capture, "--convert", raw, "-o", out, "--no-summary"],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    check(p.returncode == 0, f"--convert exits 0, got {p.returncode}: {p.stderr}")
+    p, t = convert_json(a, raw, os.path.join(tmp, "gpu.json"))
     check("5 GPU operation(s), 5 CUDA API call(s)" in p.stderr, f"GPU totals: {p.stderr!r}")
-    t = load(out)
     names = {e["tid"]: e["args"]["name"] for e in events(t, "M", "thread_name")}
     tracks = {name: tid for tid, name in names.items()}
     check("copy stream" in tracks, f"stream 7 named through NVTX: {names}")
@@ -668,11 +672,7 @@ def case_pieces(a, tmp):
     f.records.append((1, raw_format.chunk_body(400, 0, 1, b1[cut1:], offset=cut1)))
     f.records.append((1, raw_format.chunk_body(400, 0, 0, b0[:cut])))
     f.write(raw)
-    out = os.path.join(tmp, "pieces.json")
-    p = subprocess.run([a.capture, "--convert", raw, "-o", out, "--no-summary"],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    check(p.returncode == 0, f"--convert exits 0, got {p.returncode}: {p.stderr}")
-    t = load(out)
+    _, t = convert_json(a, raw, os.path.join(tmp, "pieces.json"))
     got = sorted((e["name"], e["ts"], e["dur"]) for e in events(t, "X") if e.get("tid") == 400)
     check(got == [("first", 1.0, 1.0), ("second", 3.0, 1.0), ("third", 9.0, 0.5)],
           f"block 0 put back in order, block 2 whole, block 1 skipped: {got}")
@@ -879,11 +879,7 @@ def case_extensions_damaged(a, tmp):
     last[0] = 0
     f.streams[302] = record(4, 70, blob=b"\x00" * 8, declared_blob=1 << 20) + record(4, 80)
     f.write(raw)
-    out = os.path.join(tmp, "damaged.json")
-    p = subprocess.run([a.capture, "--convert", raw, "-o", out, "--no-summary"],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    check(p.returncode == 0, f"--convert exits 0, got {p.returncode}: {p.stderr}")
-    t = load(out)
+    _, t = convert_json(a, raw, os.path.join(tmp, "damaged.json"))
     cs = events(t, "C")
     check([(e["name"], e["args"]) for e in cs] == [("good", {"value": 77}), ("counter 99", {"value": 0})],
           f"the good sample, and the unregistered one by id, got {[(e['name'], e['args']) for e in cs]}")
