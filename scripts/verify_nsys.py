@@ -300,16 +300,25 @@ def check_v2(t: Trace, rep: Report, array_size: int) -> None:
     critical_section(t, rep, [by_name["H2D Memory"]], [by_name["D2H Memory"]])
 
 
-def check_v3(t: Trace, rep: Report, streams: int, bug: bool, log: str | None) -> None:
+def stream_ranges(t: Trace, streams: int, shared: dict[str, tuple[int, int]]
+                  ) -> tuple[dict[str, tuple[int, int]], dict[str, int]]:
+    """reduce_v3/v4's range names: `shared` plus four per stream, as name -> (colour, count), and
+    how often each name occurs in the trace."""
     per_stream = {"H2D Memory Stream {}": (YELLOW, 1), "Sum Kernels Stream {}": (GREEN, 1),
                   "D2H Memory Stream {}": (ORANGE, 2), "Divide Kernel Stream {}": (GREEN, 1)}
-    expected: dict[str, tuple[int, int]] = {"Compilation": (RED, 1), "H2D Memory Default Stream": (YELLOW, 1)}
+    expected = dict(shared)
     for i in range(streams):
         for pattern, spec in per_stream.items():
             expected[pattern.format(i)] = spec
     counts: dict[str, int] = {}
     for r in t.ranges:
         counts[r.name] = counts.get(r.name, 0) + 1
+    return expected, counts
+
+
+def check_v3(t: Trace, rep: Report, streams: int, bug: bool, log: str | None) -> None:
+    expected, counts = stream_ranges(
+        t, streams, {"Compilation": (RED, 1), "H2D Memory Default Stream": (YELLOW, 1)})
     unexpected = sorted(set(counts) - set(expected))
     wrong = [f"'{n}' x{counts.get(n, 0)} (expected {k})" for n, (_, k) in expected.items() if counts.get(n, 0) != k]
     rep.check(not unexpected and not wrong, f"the ranges of {streams} streams, each as often as expected",
@@ -385,15 +394,7 @@ def check_v3(t: Trace, rep: Report, streams: int, bug: bool, log: str | None) ->
 
 def check_v4(t: Trace, rep: Report, streams: int, array_size: int) -> None:
     """reduce_v4: reduce_v3's range names; one CUB reduction per chunk; no host round trip."""
-    per_stream = {"H2D Memory Stream {}": (YELLOW, 1), "Sum Kernels Stream {}": (GREEN, 1),
-                  "D2H Memory Stream {}": (ORANGE, 2), "Divide Kernel Stream {}": (GREEN, 1)}
-    expected: dict[str, tuple[int, int]] = {"Compilation": (RED, 1)}
-    for i in range(streams):
-        for pattern, spec in per_stream.items():
-            expected[pattern.format(i)] = spec
-    counts: dict[str, int] = {}
-    for r in t.ranges:
-        counts[r.name] = counts.get(r.name, 0) + 1
+    expected, counts = stream_ranges(t, streams, {"Compilation": (RED, 1)})
     # CUB (CCCL) annotates its own algorithms: cub::DeviceReduce::Sum nests in 'Sum Kernels Stream i'.
     cub_ranges = sorted(n for n in counts if n.startswith("cub::"))
     rep.info(f"CUB's own ranges: {[(n, counts[n]) for n in cub_ranges]}")
