@@ -3,13 +3,14 @@
 # reduce_v2, reduce_v3 -s 8 and stream_workers to .sqlite (and .json) and profiles the same
 # programs with Nsight Systems, then compares the two through nsys's own stats reports
 # (scripts/compare_nsys.py); times per-launch cost (bench/gpu/launch_overhead.cu) with no tool,
-# under nvtxpp-capture and under nsys; and the NVTX recording cost (capture_app overhead).
+# under nvtxpp-capture, under a bare CUPTI client (the floor) and under nsys; and the NVTX recording cost (capture_app overhead).
 #
 #   scripts/verify_capture_gpu.sh [OUT_DIR]        (default: out/capture-gpu)
 #
 # Environment: NSYS (the nsys to run; default nsys), BUILD_DIR (default build-capture-gpu),
 # CMAKE_ARGS (more configure arguments, e.g. where libsqlite3 is).
-# OUT_DIR receives log.txt, compare.md (side-by-side tables), launch.txt and the traces.
+# OUT_DIR receives log.txt, compare.md (side-by-side tables), launch.txt, launch-cost.txt and
+# the traces.
 # Exit status: 0 when every test and comparison passed, 1 otherwise.
 set -u
 out="${1:-out/capture-gpu}"
@@ -83,46 +84,35 @@ rm -f "$out"/*-nsys-[abc].sqlite
 ls -la "$work"/*.sqlite "$work"/*.json
 
 step "per-launch cost: 100,000 empty kernels (ns per launch), tools alternated over 8 rounds"
+# The CUPTI floor (bench/gpu/cupti_floor.cpp) enables the CUPTI record kinds nvtxpp-capture
+# enables and only counts the records: what any tool that traces them through CUPTI pays.
+cupti_lib=$(dirname "$(find "$(dirname "$(command -v nvcc)")/.." -name 'libcupti.so' | head -n 1)")
+g++ -O2 -std=c++17 -shared -fPIC -I"$(dirname "$(command -v nvcc)")/../include" \
+  "$here/../bench/gpu/cupti_floor.cpp" -o "$work/libcupti_floor.so" -L"$cupti_lib" \
+  -Wl,-rpath,"$cupti_lib" -lcupti
 launch_with() {
   case $1 in
     none) echo "no tool:"; "$work/launch_overhead" 100000 ;;
     capture) echo "nvtxpp-capture:"
-             "$capture" --summary-only -- "$work/launch_overhead" 100000 | grep launches ;;
-    all) echo "nvtxpp-capture --cuda-api=all:"
-         "$capture" --cuda-api=all --summary-only -- "$work/launch_overhead" 100000 |
-           grep launches ;;
+             "$capture" --summary-only -- "$work/launch_overhead" 100000 |
+               grep -E "^(launches|short_queue)" ;;
+    floor) echo "CUPTI floor:"
+           CUDA_INJECTION64_PATH="$work/libcupti_floor.so" \
+             CUPTI_FLOOR_KINDS=kernel,runtime,memcpy,memset,sync "$work/launch_overhead" 100000 ;;
     nsys) echo "nsys -t cuda,nvtx:"
           "$nsys" profile -t cuda,nvtx --force-overwrite true -o "$work/launch-nsys" \
-            "$work/launch_overhead" 100000 | grep launches ;;
+            "$work/launch_overhead" 100000 | grep -E "^(launches|short_queue)" ;;
   esac
 }
 {
-  # The order turns round each round, so no tool always runs first or right after nsys.
+  # The order turns each round, so no tool always runs first or right after nsys.
+  tools=(none capture floor nsys)
   for round in 1 2 3 4 5 6 7 8; do
     echo "round $round"
-    if [ $((round % 2)) -eq 1 ]; then order="none capture all nsys"; else order="nsys all capture none"; fi
-    for tool in $order; do launch_with "$tool"; done
+    for i in 0 1 2 3; do launch_with "${tools[$(((i + round) % 4))]}"; done
   done
 } 2>&1 | tee "$out/launch.txt"
-python3 - "$out/launch.txt" <<'PY' | tee -a "$out/launch.txt"
-import re, statistics, sys
-tool, per = None, {}
-for line in open(sys.argv[1]):
-    m = re.match(r"(no tool|nvtxpp-capture.*|nsys .*):$", line.strip())
-    if m:
-        tool = m.group(1)
-    m = re.search(r"ns_per_launch=([0-9.]+)", line)
-    if m and tool:
-        per.setdefault(tool, []).append(float(m.group(1)))
-med = {t: statistics.median(v) for t, v in per.items()}
-for t, v in per.items():
-    print(f"{t}: median {med[t]:.0f} ns (min {min(v):.0f}, max {max(v):.0f}, n {len(v)})")
-base = med.get("no tool")
-if base:
-    for t in med:
-        if t != "no tool":
-            print(f"added by {t}: {med[t] - base:.0f} ns")
-PY
+python3 "$here/../bench/launch_cost.py" "$out/launch.txt" | tee "$out/launch-cost.txt"
 
 step "NVTX recording cost on this host (bench/recording_cost.py: push+pop against two TSC reads)"
 python3 "$here/../bench/recording_cost.py" "$build" --runs 5 --capture "$capture" 2>&1 |

@@ -1,0 +1,93 @@
+// The floor of CUPTI-based kernel tracing: an injection library that enables CUPTI's activity
+// records and does nothing with them but count. What a launch costs under it is what any tool
+// built on CUPTI's kernel tracing pays before it does any work of its own (Nsight Systems'
+// `-t cuda` and nvtxpp-capture both trace kernels through CUPTI). Used by
+// scripts/verify_capture_gpu.sh's launch-cost step:
+//
+//   CUDA_INJECTION64_PATH=/abs/libcupti_floor.so CUPTI_FLOOR_KINDS=kernel,runtime ./program
+//
+// CUPTI_FLOOR_KINDS: comma-separated from kernel, runtime, memcpy, memset, sync (default
+// kernel). At exit it prints `cupti_floor records=N dropped=D` to stderr.
+// Build: g++ -O2 -shared -fPIC -I<cuda>/include cupti_floor.cpp -o libcupti_floor.so
+//          -L<cuda>/lib64 -lcupti
+#include <cupti.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace {
+
+constexpr std::size_t buffer_bytes = std::size_t{4} << 20;
+constexpr int pool = 16;
+std::atomic<unsigned char*> g_free[pool];
+std::atomic<unsigned long long> g_records{0};
+
+void CUPTIAPI requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *max_records = 0;
+  for (auto& slot : g_free) {
+    if (unsigned char* b = slot.exchange(nullptr)) {
+      *buffer = b;
+      *size = buffer_bytes;
+      return;
+    }
+  }
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, buffer_bytes));
+  *size = *buffer != nullptr ? buffer_bytes : 0;
+}
+
+void CUPTIAPI completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  CUpti_Activity* record = nullptr;
+  unsigned long long n = 0;
+  while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+    ++n;
+  }
+  g_records.fetch_add(n);
+  for (auto& slot : g_free) {
+    unsigned char* empty = nullptr;
+    if (slot.compare_exchange_strong(empty, buffer)) {
+      return;
+    }
+  }
+  std::free(buffer);
+}
+
+void at_exit() {
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  size_t dropped = 0;
+  cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped);
+  std::fprintf(stderr, "cupti_floor records=%llu dropped=%zu\n", g_records.load(), dropped);
+}
+
+bool wanted(std::string const& kinds, char const* kind) {
+  std::string const padded = "," + kinds + ",";
+  return padded.find(std::string{","} + kind + ",") != std::string::npos;
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
+  char const* env = std::getenv("CUPTI_FLOOR_KINDS");
+  std::string const kinds = env != nullptr ? env : "kernel";
+  if (cuptiActivityRegisterCallbacks(&requested, &completed) != CUPTI_SUCCESS) {
+    std::fprintf(stderr, "cupti_floor: cuptiActivityRegisterCallbacks failed\n");
+    return 0;
+  }
+  struct kind_name {
+    char const* name;
+    CUpti_ActivityKind kind;
+  };
+  for (auto [name, kind] : {kind_name{"kernel", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL},
+                            kind_name{"runtime", CUPTI_ACTIVITY_KIND_RUNTIME},
+                            kind_name{"memcpy", CUPTI_ACTIVITY_KIND_MEMCPY},
+                            kind_name{"memset", CUPTI_ACTIVITY_KIND_MEMSET},
+                            kind_name{"sync", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION}}) {
+    if (wanted(kinds, name) && cuptiActivityEnable(kind) != CUPTI_SUCCESS) {
+      std::fprintf(stderr, "cupti_floor: cannot enable %s\n", name);
+    }
+  }
+  std::atexit(&at_exit);
+  return 1;
+}
