@@ -50,7 +50,7 @@ def main(path):
         title = ("100,000 launches, then one synchronisation (ns per launch)" if measure == "loop"
                  else "short queue: median of batches of 32 launches, synchronised between")
         print(f"{title}:")
-        for name, per in figures.items():
+        for name, per in sorted(figures.items(), key=lambda item: item[0] != "no tool"):
             rounds = per.get(measure, {})
             everything = [x for xs in rounds.values() for x in xs]
             if not everything:
