@@ -7,7 +7,8 @@
 //   CUDA_INJECTION64_PATH=/abs/libcupti_floor.so CUPTI_FLOOR_KINDS=kernel,runtime ./program
 //
 // CUPTI_FLOOR_KINDS: comma-separated from kernel, runtime, memcpy, memset, sync (default
-// kernel). At exit it prints `cupti_floor records=N dropped=D` to stderr.
+// kernel). CUPTI_FLOOR_DEVICE_BUFFER_MB: CUPTI's device buffer per context (its default when
+// unset). At exit it prints `cupti_floor records=N dropped=D` to stderr.
 // Build: g++ -O2 -shared -fPIC -I<cuda>/include cupti_floor.cpp -o libcupti_floor.so
 //          -L<cuda>/lib64 -lcupti
 #include <cupti.h>
@@ -71,6 +72,14 @@ bool wanted(std::string const& kinds, char const* kind) {
 extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   char const* env = std::getenv("CUPTI_FLOOR_KINDS");
   std::string const kinds = env != nullptr ? env : "kernel";
+  if (char const* mb = std::getenv("CUPTI_FLOOR_DEVICE_BUFFER_MB")) {
+    std::size_t bytes = static_cast<std::size_t>(std::strtoul(mb, nullptr, 10)) << 20;
+    std::size_t size = sizeof bytes;
+    if (cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &bytes) !=
+        CUPTI_SUCCESS) {
+      std::fprintf(stderr, "cupti_floor: cannot set the device buffer size\n");
+    }
+  }
   if (cuptiActivityRegisterCallbacks(&requested, &completed) != CUPTI_SUCCESS) {
     std::fprintf(stderr, "cupti_floor: cuptiActivityRegisterCallbacks failed\n");
     return 0;
