@@ -247,10 +247,9 @@ inline unsigned char* reserve(thread_state* t, std::uint32_t n) noexcept {
   return t->cur->data + t->used;
 }
 
-/// Reads the clock and writes the record's head, tick delta and domain at `p`.
-inline unsigned char* put_head(thread_state* t, unsigned char* p, std::uint8_t head_byte,
-                               std::uint32_t domain) noexcept {
-  std::int64_t const now = raw_ticks();
+/// Writes the record's head, the tick delta to `now` and the domain at `p`.
+inline unsigned char* put_head_at(thread_state* t, unsigned char* p, std::uint8_t head_byte,
+                                  std::uint32_t domain, std::int64_t now) noexcept {
   std::uint64_t const delta = zigzag(static_cast<std::int64_t>(
       static_cast<std::uint64_t>(now) - static_cast<std::uint64_t>(t->last_ticks)));
   t->last_ticks = now;
@@ -261,6 +260,12 @@ inline unsigned char* put_head(thread_state* t, unsigned char* p, std::uint8_t h
     return p + 2;
   }
   return put_varint(put_varint(p, delta), domain);
+}
+
+/// Reads the clock and writes the record's head, tick delta and domain at `p`.
+inline unsigned char* put_head(thread_state* t, unsigned char* p, std::uint8_t head_byte,
+                               std::uint32_t domain) noexcept {
+  return put_head_at(t, p, head_byte, domain, raw_ticks());
 }
 
 inline constexpr std::uint8_t head_of(event_type type, message_kind m, bool ext) noexcept {
@@ -557,15 +562,17 @@ constexpr std::uint32_t short_text = 64;
 /// One pass for a short ASCII message (most are): the text is copied while its end is found,
 /// with no length computed first. False, with nothing written, when `s` is null, the block has
 /// too little room left or the text is longer; write_record then takes it.
-inline bool try_short_text(thread_state* t, event_type type, std::uint32_t domain,
-                           char const* s) noexcept {
+/// `Now` reads the clock (called once, only when the record is written).
+template <typename Now>
+inline bool try_short_text(thread_state* t, event_type type, std::uint32_t domain, char const* s,
+                           Now now) noexcept {
   constexpr std::uint32_t room = 1U + max_varint_bytes + 5U + 1U + short_text;
   if (NVTXPP_UNLIKELY(s == nullptr || chunk_capacity - t->used < room)) {
     return false;
   }
   std::int64_t const before = t->last_ticks;
-  unsigned char* const length_at =
-      put_head(t, t->cur->data + t->used, head_of(type, message_kind::inline_text, false), domain);
+  unsigned char* const length_at = put_head_at(
+      t, t->cur->data + t->used, head_of(type, message_kind::inline_text, false), domain, now());
   unsigned char* const text = length_at + 1;
   std::uint32_t n = 0;
   while (n < short_text && s[n] != 0) {
@@ -665,7 +672,7 @@ void NVTX_API cb_mark_ex(nvtxEventAttributes_t const* a) {
 void NVTX_API cb_mark_a(char const* s) {
   if (on()) {
     thread_state* t = self();
-    if (t != nullptr && !try_short_text(t, event_type::mark, 0, s)) {
+    if (t != nullptr && !try_short_text(t, event_type::mark, 0, s, &raw_ticks)) {
       write_record(t, event_type::mark, 0, fields{}, ascii(s));
     }
   }
@@ -713,24 +720,61 @@ void NVTX_API cb_domain_end(nvtxDomainHandle_t d, nvtxRangeId_t id) {
 }
 
 int NVTX_API cb_push_ex(nvtxEventAttributes_t const* a) { return on() ? push_impl(0, a) : 0; }
-int NVTX_API cb_push_a(char const* s) {
-  if (!on()) {
-    return 0;
-  }
+
+// nvtxRangePushA and nvtxRangePop, the calls programs make most, in two parts: a fast one that
+// makes no call (so it needs no stack frame and saves no register: about 1 ns of a range's few)
+// and, out of line, the general one for the rest (a thread's first event, no TSC, a full block,
+// a long or null text).
+
+__attribute__((noinline)) int push_a_general(char const* s) noexcept {
   thread_state* t = self();
   if (NVTXPP_UNLIKELY(t == nullptr)) {
     return -1;
   }
-  if (NVTXPP_UNLIKELY(!try_short_text(t, event_type::push, 0, s))) {
+  if (!try_short_text(t, event_type::push, 0, s, &raw_ticks)) {
     write_record(t, event_type::push, 0, fields{}, ascii(s));
   }
   return t->depth[0]++;
+}
+
+int NVTX_API cb_push_a(char const* s) {
+  if (!on()) {
+    return 0;
+  }
+#if NVTXPP_RECORDING_HAVE_TSC
+  thread_state* const t = t_self;
+  if (NVTXPP_LIKELY(t != nullptr && g_tsc.load(std::memory_order_relaxed)) &&
+      try_short_text(t, event_type::push, 0, s,
+                     [] { return static_cast<std::int64_t>(__rdtsc()); })) {
+    return t->depth[0]++;
+  }
+#endif
+  return push_a_general(s);
 }
 int NVTX_API cb_push_w(wchar_t const* s) { return on() ? push_impl(0, fields{}, wide(s)) : 0; }
 int NVTX_API cb_domain_push_ex(nvtxDomainHandle_t d, nvtxEventAttributes_t const* a) {
   return on() ? push_impl(domain_index(d), a) : 0;
 }
-int NVTX_API cb_pop() { return on() ? pop_impl(0) : 0; }
+__attribute__((noinline)) int pop_general() noexcept { return pop_impl(0); }
+
+int NVTX_API cb_pop() {
+  if (!on()) {
+    return 0;
+  }
+#if NVTXPP_RECORDING_HAVE_TSC
+  constexpr std::uint32_t pop_room = 1U + max_varint_bytes + 5U;  // as pop_impl reserves
+  thread_state* const t = t_self;
+  if (NVTXPP_LIKELY(t != nullptr && g_tsc.load(std::memory_order_relaxed) &&
+                    chunk_capacity - t->used >= pop_room)) {
+    commit(t, put_head_at(t, t->cur->data + t->used,
+                          head_of(event_type::pop, message_kind::none, false), 0,
+                          static_cast<std::int64_t>(__rdtsc())));
+    int& d = t->depth[0];
+    return d > 0 ? --d : -1;
+  }
+#endif
+  return pop_general();
+}
 int NVTX_API cb_domain_pop(nvtxDomainHandle_t d) { return on() ? pop_impl(domain_index(d)) : 0; }
 
 // ---------------------------------------------------------------------------------------------
