@@ -726,12 +726,14 @@ int NVTX_API cb_push_ex(nvtxEventAttributes_t const* a) { return on() ? push_imp
 // and, out of line, the general one for the rest (a thread's first event, no TSC, a full block,
 // a long or null text).
 
-__attribute__((noinline)) int push_a_general(char const* s) noexcept {
+/// `short_tried`: the fast path already tried the one-pass copy (a long or null text, or a block
+/// too full for it), so the record is written in full without scanning the text again.
+__attribute__((noinline)) int push_a_general(char const* s, bool short_tried) noexcept {
   thread_state* t = self();
   if (NVTXPP_UNLIKELY(t == nullptr)) {
     return -1;
   }
-  if (!try_short_text(t, event_type::push, 0, s, &raw_ticks)) {
+  if (short_tried || !try_short_text(t, event_type::push, 0, s, &raw_ticks)) {
     write_record(t, event_type::push, 0, fields{}, ascii(s));
   }
   return t->depth[0]++;
@@ -743,13 +745,15 @@ int NVTX_API cb_push_a(char const* s) {
   }
 #if NVTXPP_RECORDING_HAVE_TSC
   thread_state* const t = t_self;
-  if (NVTXPP_LIKELY(t != nullptr && g_tsc.load(std::memory_order_relaxed)) &&
-      try_short_text(t, event_type::push, 0, s,
-                     [] { return static_cast<std::int64_t>(__rdtsc()); })) {
-    return t->depth[0]++;
+  if (NVTXPP_LIKELY(t != nullptr && g_tsc.load(std::memory_order_relaxed))) {
+    if (NVTXPP_LIKELY(try_short_text(t, event_type::push, 0, s,
+                                     [] { return static_cast<std::int64_t>(__rdtsc()); }))) {
+      return t->depth[0]++;
+    }
+    return push_a_general(s, true);
   }
 #endif
-  return push_a_general(s);
+  return push_a_general(s, false);
 }
 int NVTX_API cb_push_w(wchar_t const* s) { return on() ? push_impl(0, fields{}, wide(s)) : 0; }
 int NVTX_API cb_domain_push_ex(nvtxDomainHandle_t d, nvtxEventAttributes_t const* a) {
