@@ -151,10 +151,14 @@ bool invariant_tsc() noexcept {
   return false;
 }
 
+#if NVTXPP_RECORDING_HAVE_TSC
+inline std::int64_t tsc_ticks() noexcept { return static_cast<std::int64_t>(__rdtsc()); }
+#endif
+
 inline std::int64_t raw_ticks() noexcept {
 #if NVTXPP_RECORDING_HAVE_TSC
   if (NVTXPP_LIKELY(g_tsc.load(std::memory_order_relaxed))) {
-    return static_cast<std::int64_t>(__rdtsc());
+    return tsc_ticks();
   }
 #endif
   return monotonic_ns();
@@ -566,7 +570,7 @@ constexpr std::uint32_t short_text = 64;
 template <typename Now>
 inline bool try_short_text(thread_state* t, event_type type, std::uint32_t domain, char const* s,
                            Now now) noexcept {
-  constexpr std::uint32_t room = 1U + max_varint_bytes + 5U + 1U + short_text;
+  constexpr std::uint32_t room = max_bare_head + 1U + short_text;
   if (NVTXPP_UNLIKELY(s == nullptr || chunk_capacity - t->used < room)) {
     return false;
   }
@@ -617,7 +621,7 @@ inline int pop_impl(std::uint32_t domain) noexcept {
   if (NVTXPP_UNLIKELY(t == nullptr)) {
     return -1;
   }
-  unsigned char* p = reserve(t, 1U + max_varint_bytes + 5U);
+  unsigned char* p = reserve(t, max_bare_head);
   commit(t, put_head(t, p, head_of(event_type::pop, message_kind::none, false), domain));
   int& d = t->depth[domain % depth_slots];
   return d > 0 ? --d : -1;
@@ -746,8 +750,7 @@ int NVTX_API cb_push_a(char const* s) {
 #if NVTXPP_RECORDING_HAVE_TSC
   thread_state* const t = t_self;
   if (NVTXPP_LIKELY(t != nullptr && g_tsc.load(std::memory_order_relaxed))) {
-    if (NVTXPP_LIKELY(try_short_text(t, event_type::push, 0, s,
-                                     [] { return static_cast<std::int64_t>(__rdtsc()); }))) {
+    if (NVTXPP_LIKELY(try_short_text(t, event_type::push, 0, s, &tsc_ticks))) {
       return t->depth[0]++;
     }
     return push_a_general(s, true);
@@ -766,13 +769,11 @@ int NVTX_API cb_pop() {
     return 0;
   }
 #if NVTXPP_RECORDING_HAVE_TSC
-  constexpr std::uint32_t pop_room = 1U + max_varint_bytes + 5U;  // as pop_impl reserves
   thread_state* const t = t_self;
   if (NVTXPP_LIKELY(t != nullptr && g_tsc.load(std::memory_order_relaxed) &&
-                    chunk_capacity - t->used >= pop_room)) {
+                    chunk_capacity - t->used >= max_bare_head)) {
     commit(t, put_head_at(t, t->cur->data + t->used,
-                          head_of(event_type::pop, message_kind::none, false), 0,
-                          static_cast<std::int64_t>(__rdtsc())));
+                          head_of(event_type::pop, message_kind::none, false), 0, tsc_ticks()));
     int& d = t->depth[0];
     return d > 0 ? --d : -1;
   }

@@ -75,9 +75,12 @@ inline constexpr unsigned message_shift = 6;
 /// @brief Most bytes of a varint (a 64-bit value).
 inline constexpr std::uint32_t max_varint_bytes = 10;
 
+/// @brief Most bytes of a record's head byte, tick delta and domain (all a pop has).
+inline constexpr std::uint32_t max_bare_head = 1 + max_varint_bytes + 5;
+
 /// @brief Most bytes of a record's fixed part: head, tick delta, domain, flags, payload type,
 /// colour, category, payload, id.
-inline constexpr std::uint32_t max_record_head = 1 + 10 + 5 + 2 + 4 + 4 + 8 + 8;
+inline constexpr std::uint32_t max_record_head = max_bare_head + 2 + 4 + 4 + 8 + 8;
 
 /// @brief Zigzag form of a signed delta (small magnitudes, either sign, stay small).
 [[nodiscard]] inline std::uint64_t zigzag(std::int64_t v) noexcept {
