@@ -7,13 +7,17 @@
 //   CUDA_INJECTION64_PATH=/abs/libcupti_floor.so CUPTI_FLOOR_KINDS=kernel,runtime ./program
 //
 // CUPTI_FLOOR_KINDS: comma-separated from kernel, runtime, memcpy, memset, sync (default
-// kernel). CUPTI_FLOOR_DEVICE_BUFFER_MB: CUPTI's device buffer per context (its default when
-// unset). At exit it prints `cupti_floor records=N dropped=D` to stderr.
+// kernel). CUPTI's own settings, each left at CUPTI's default when unset:
+// CUPTI_FLOOR_DEVICE_BUFFER_MB or _KB: device buffer size per context;
+// CUPTI_FLOOR_DEVICE_BUFFER_PREALLOCATE: device buffers allocated ahead (CUPTI's default 3);
+// CUPTI_FLOOR_FLUSH_MS: period of CUPTI's worker thread flush (cuptiActivityFlushPeriod).
+// At exit it prints `cupti_floor records=N dropped=D` to stderr.
 // Build: g++ -O2 -shared -fPIC -I<cuda>/include cupti_floor.cpp -o libcupti_floor.so
 //          -L<cuda>/lib64 -lcupti
 #include <cupti.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -72,12 +76,28 @@ bool wanted(std::string const& kinds, char const* kind) {
 extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
   char const* env = std::getenv("CUPTI_FLOOR_KINDS");
   std::string const kinds = env != nullptr ? env : "kernel";
+  auto set = [](CUpti_ActivityAttribute attribute, std::size_t value, char const* what) {
+    std::size_t size = sizeof value;
+    if (cuptiActivitySetAttribute(attribute, &size, &value) != CUPTI_SUCCESS) {
+      std::fprintf(stderr, "cupti_floor: cannot set %s\n", what);
+    }
+  };
   if (char const* mb = std::getenv("CUPTI_FLOOR_DEVICE_BUFFER_MB")) {
-    std::size_t bytes = static_cast<std::size_t>(std::strtoul(mb, nullptr, 10)) << 20;
-    std::size_t size = sizeof bytes;
-    if (cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &bytes) !=
+    set(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, std::strtoul(mb, nullptr, 10) << 20U,
+        "the device buffer size");
+  }
+  if (char const* kb = std::getenv("CUPTI_FLOOR_DEVICE_BUFFER_KB")) {
+    set(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, std::strtoul(kb, nullptr, 10) << 10U,
+        "the device buffer size");
+  }
+  if (char const* n = std::getenv("CUPTI_FLOOR_DEVICE_BUFFER_PREALLOCATE")) {
+    set(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, std::strtoul(n, nullptr, 10),
+        "the device buffers allocated ahead");
+  }
+  if (char const* ms = std::getenv("CUPTI_FLOOR_FLUSH_MS")) {
+    if (cuptiActivityFlushPeriod(static_cast<std::uint32_t>(std::strtoul(ms, nullptr, 10))) !=
         CUPTI_SUCCESS) {
-      std::fprintf(stderr, "cupti_floor: cannot set the device buffer size\n");
+      std::fprintf(stderr, "cupti_floor: cannot set the flush period\n");
     }
   }
   if (cuptiActivityRegisterCallbacks(&requested, &completed) != CUPTI_SUCCESS) {

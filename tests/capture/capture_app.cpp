@@ -270,6 +270,41 @@ int order_case(long n, int nthreads) {
   return 0;
 }
 
+std::int64_t monotonic_now() {
+  timespec t{};
+  ::clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000LL + t.tv_nsec;
+}
+
+// Times against the program's own clock: two ranges of a 300 us spin, "early" right after the
+// first NVTX call (when the tool only has its start-up estimate of the tick rate) and "late"
+// `late_ms` after it (0: none). For each, prints the CLOCK_MONOTONIC ns read just before the
+// push, just after it, just before the pop and just after it.
+int clock_case(long late_ms) {
+  nvtxMarkA("start");  // the first NVTX call: the tool starts here
+  std::int64_t const t0 = monotonic_now();
+  for (char const* name : {"early", "late"}) {
+    if (name[0] == 'l') {
+      if (late_ms <= 0) {
+        break;
+      }
+      while (monotonic_now() < t0 + late_ms * 1'000'000LL) {
+      }
+    }
+    std::int64_t const a = monotonic_now();
+    nvtxRangePushA(name);
+    std::int64_t const b = monotonic_now();
+    while (monotonic_now() < b + 300'000) {
+    }
+    std::int64_t const c = monotonic_now();
+    nvtxRangePop();
+    std::int64_t const d = monotonic_now();
+    std::printf("clock %s %lld %lld %lld %lld\n", name, static_cast<long long>(a),
+                static_cast<long long>(b), static_cast<long long>(c), static_cast<long long>(d));
+  }
+  return 0;
+}
+
 // Calls to time, without a tool or under one: prints ns per push+pop.
 double ns_since(timespec const& a) {
   timespec b{};
@@ -514,6 +549,7 @@ int main(int argc, char** argv) {
   if (which == "env") return env_case();
   if (which == "cuda_inject") return cuda_inject_case(argc > 2 ? std::atoi(argv[2]) : 0);
   if (which == "fake_gpu") return fake_gpu_case(argc > 2 ? argv[2] : "exit");
+  if (which == "clock") return clock_case(argc > 2 ? std::atol(argv[2]) : 0L);
   if (which == "overhead") return overhead_case(argc > 2 ? std::atol(argv[2]) : 2'000'000L);
   std::fprintf(stderr, "unknown case %s\n", which.c_str());
   return 64;

@@ -312,6 +312,36 @@ def case_order(a, tmp):
     check(bad == 0, f"every child inside its parent ({bad} outside)")
 
 
+def case_clock(a, tmp):
+    """Times agree with the program's own CLOCK_MONOTONIC reads: a program that ends within a
+    few ms (the tool's short start-up estimate of the tick rate) and one that runs 300 ms (a
+    later calibration point replaces it)."""
+    for late_ms in (0, 300):
+        out = os.path.join(tmp, f"clock{late_ms}.json")
+        p = run([a.app, "clock", str(late_ms)], a.capture, out=out, extra=["--no-summary"])
+        check(p.returncode == 0, f"clock {late_ms}: exit 0, got {p.returncode}: {p.stderr}")
+        mine = {f[1]: [int(x) for x in f[2:6]] for f in
+                (line.split() for line in p.stdout.splitlines()) if f and f[0] == "clock"}
+        t = load(out)
+        names = ["early", "late"] if late_ms else ["early"]
+        check(sorted(mine) == names, f"clock {late_ms}: the program's lines: {sorted(mine)}")
+        for name in names:
+            a_, b_, c_, d_ = mine[name]
+            dur = only(t, "X", name)["dur"] * 1000.0
+            # The duration lies between the inner and outer clock reads (1 us of rounding).
+            check(c_ - b_ - 1000 <= dur <= d_ - a_ + 1000,
+                  f"clock {late_ms}: {name} lasts {dur:.0f} ns, its clock reads say "
+                  f"{c_ - b_}..{d_ - a_}")
+        if late_ms:
+            gap = (only(t, "X", "late")["ts"] - only(t, "X", "early")["ts"]) * 1000.0
+            lo = mine["late"][0] - mine["early"][1]
+            hi = mine["late"][1] - mine["early"][0]
+            # 300 ms apart: a rate off by 1e-4 (the start-up estimate's order) is 30 us off.
+            check(lo - 5000 <= gap <= hi + 5000,
+                  f"clock {late_ms}: late starts {gap:.0f} ns after early, clock reads say "
+                  f"{lo}..{hi}")
+
+
 def case_memory(a, tmp, ranges=10_000_000, threads=8, limit_mb=64):
     p = run([a.app, "memory", str(ranges), str(threads)], a.capture,
             extra=["--summary-only", "--csv"], timeout=300)
@@ -929,6 +959,7 @@ CASES = {
     "not_found": case_not_found,
     "nvtxpp": case_nvtxpp,
     "memory": case_memory,
+    "clock": case_clock,
     # 64 threads: the budget shared by all threads (16 MiB beyond each one's first 64 KiB block)
     # bounds them, not 64 times the per-thread bound (1 MiB).
     "memory_threads": lambda a, t: case_memory(a, t, 6_400_000, 64, 40),

@@ -3,16 +3,19 @@
 // NVTX loads this library when NVTX_INJECTION64_PATH names it (nvtxpp-capture sets it) and calls
 // InitializeInjectionNvtx2. Each process writes one file, $NVTXPP_CAPTURE_DIR/nvtxpp-<pid>.bin
 // (format.hpp). A thread that fills a 64 KiB block hands it to a writer thread of ours (a lock-free
-// queue, a futex wake when the writer sleeps) and goes on in a spare block; the writer appends the
-// block to the file and gives it back. A thread starts with one block (the core allocates it at the
-// thread's first event); when it has no spare one left, the writer gives it one more (up to
-// `max_blocks` a thread and `max_extra_blocks` beyond their first for all threads), so memory stays
-// bounded, adapts to the thread's rate, and is only ever allocated by the writer, never on the
-// recording path. Names are appended as they are defined. The rest is written when a thread exits,
-// when the process exits (library destructor), and on fatal signals (flush, then the signal takes
-// its course). Everything here that a signal handler calls is async-signal-safe: write(2),
-// futex(2), atomics. Without a writer thread (it could not start; a forked child before its first
-// full block) the thread that fills a block writes it itself.
+// queue) and goes on in a spare block; the writer appends the block to the file and gives it back.
+// While blocks keep coming the writer naps (1 ms) between looks at the queue, and a thread wakes
+// it (a futex system call) only when half of its blocks wait for it; a sleeping writer is woken by
+// any block. A thread starts with one block (the core allocates it at the thread's first event);
+// when it has no spare one left it takes one of the writer's ready blocks, and the writer gives
+// it one more (up to `max_blocks` a thread and `max_extra_blocks` beyond their first for all
+// threads), so memory stays bounded, adapts to the thread's rate, and is only ever allocated by
+// the writer (its pages touched there too), never on the recording path. The writer starts
+// when the process is set up. Names are appended as they are defined. The rest is written when a
+// thread exits, when the process exits (library destructor), and on fatal signals (flush, then the
+// signal takes its course). Everything here that a signal handler calls is async-signal-safe:
+// write(2), futex(2), atomics. Without a writer thread (it could not start; a forked child before
+// its first full block) the thread that fills a block writes it itself.
 
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
@@ -167,8 +170,14 @@ std::atomic<bool> g_writer_starting{false};
 pthread_t g_writer_thread{};
 std::atomic<std::uint32_t> g_wake{0};        ///< futex word: bumped to wake the writer
 std::atomic<bool> g_writer_sleeping{false};  ///< the writer is (about to be) in futex_wait
-std::atomic<bool> g_writer_busy{false};      ///< the writer holds blocks it took from the queue
-std::atomic<bool> g_writer_stop{false};      ///< the process is ending: the writer takes no more
+std::atomic<bool> g_writer_napping{false};   ///< the same, for at most `nap_ns`
+/// How long the writer naps between looks at the queue while blocks keep coming (a thread then
+/// needs blocks for this long: it gets them, up to `max_blocks`), and for how many quiet naps
+/// in a row before it sleeps until woken.
+constexpr long nap_ns = 1'000'000;
+constexpr int max_quiet_naps = 50;
+std::atomic<bool> g_writer_busy{false};  ///< the writer holds blocks it took from the queue
+std::atomic<bool> g_writer_stop{false};  ///< the process is ending: the writer takes no more
 
 long futex(std::atomic<std::uint32_t>* word, int op, std::uint32_t value,
            timespec const* timeout) noexcept {
@@ -189,6 +198,57 @@ void push_returned(rec::thread_state& t, rec::chunk* c) noexcept {
                                              std::memory_order_relaxed));
 }
 
+/// Touches every page of a new block, so that the thread that fills it takes no page faults
+/// (on a virtual machine a first touch costs ~10 us: 3 ns a range for a block's first use).
+void prefault(rec::chunk& c) noexcept {
+  auto* const data = reinterpret_cast<unsigned char volatile*>(c.data);
+  for (std::uint32_t at = 0; at < rec::chunk_capacity; at += 4096) {
+    data[at] = 0;
+  }
+  data[rec::chunk_capacity - 1] = 0;
+}
+
+/// Free blocks, their pages touched, for a thread that has no spare block when it fills one
+/// (its first, or a burst): the writer keeps these slots filled, so such a thread goes on at
+/// once instead of waiting for the writer. Slots, not a list: taking one is a plain exchange.
+constexpr int ready_blocks = 2;
+std::atomic<rec::chunk*> g_ready[ready_blocks];
+
+/// Writer thread: fills the empty ready slots (within the memory bounds).
+void fill_ready() noexcept {
+  for (auto& slot : g_ready) {
+    if (slot.load(std::memory_order_relaxed) != nullptr) {
+      continue;
+    }
+    if (!reserve_extra_block()) {
+      return;
+    }
+    auto* c = new (std::nothrow) rec::chunk;
+    if (c == nullptr) {
+      g_extra_blocks.fetch_sub(1, std::memory_order_relaxed);
+      return;
+    }
+    prefault(*c);
+    slot.store(c, std::memory_order_release);  // only this thread fills slots
+  }
+}
+
+/// A ready block for thread `t` (counted as one of its blocks), or nullptr.
+rec::chunk* take_ready(rec::thread_state& t) noexcept {
+  if (t.blocks.load(std::memory_order_relaxed) >= max_blocks) {
+    return nullptr;
+  }
+  for (auto& slot : g_ready) {
+    if (slot.load(std::memory_order_relaxed) != nullptr) {
+      if (rec::chunk* c = slot.exchange(nullptr, std::memory_order_acquire)) {
+        t.blocks.fetch_add(1, std::memory_order_relaxed);
+        return c;
+      }
+    }
+  }
+  return nullptr;
+}
+
 /// Gives a written block back to its thread, or frees it when the thread has exited. A thread
 /// that ran out of spare blocks gets one more, within the bounds (the writer allocates it here,
 /// so the recording path never does).
@@ -198,6 +258,7 @@ void give_back(rec::chunk* c) noexcept {
   if (t.wants_block.exchange(false, std::memory_order_acq_rel) &&
       t.blocks.load(std::memory_order_relaxed) < max_blocks && reserve_extra_block()) {
     if (auto* extra = new (std::nothrow) rec::chunk) {
+      prefault(*extra);
       t.blocks.fetch_add(1, std::memory_order_relaxed);
       push_returned(t, extra);
     } else {
@@ -249,7 +310,9 @@ void* writer_main(void*) noexcept {
   sigset_t all;
   sigfillset(&all);
   ::pthread_sigmask(SIG_BLOCK, &all, nullptr);  // signals go to the program's own threads
+  int quiet_naps = max_quiet_naps;
   for (;;) {
+    fill_ready();
     g_writer_busy.store(true, std::memory_order_seq_cst);
     if (g_writer_stop.load(std::memory_order_seq_cst)) {
       // finish() writes what is left; this thread idles until the process is gone.
@@ -262,16 +325,24 @@ void* writer_main(void*) noexcept {
     if (batch != nullptr) {
       write_blocks(batch, false);
       g_writer_busy.store(false, std::memory_order_seq_cst);
+      quiet_naps = 0;
       continue;
     }
     g_writer_busy.store(false, std::memory_order_seq_cst);
+    // Blocks came lately: nap and look again, so that producers need not wake this thread for
+    // every block (a wake is a system call, ~8 us on a virtual machine: 1-2 ns a range). A
+    // producer about to run out of blocks wakes a napping writer too.
+    bool const nap = quiet_naps < max_quiet_naps;
+    quiet_naps = nap ? quiet_naps + 1 : quiet_naps;
+    std::atomic<bool>& waiting = nap ? g_writer_napping : g_writer_sleeping;
     std::uint32_t const seen = g_wake.load(std::memory_order_seq_cst);
-    g_writer_sleeping.store(true, std::memory_order_seq_cst);
+    waiting.store(true, std::memory_order_seq_cst);
     if (g_queue.load(std::memory_order_seq_cst) == nullptr) {
-      timespec const wait{0, 200'000'000};  // a safety net only: producers wake the writer
+      // Asleep, the timeout is a safety net only: producers wake the writer.
+      timespec const wait = nap ? timespec{0, nap_ns} : timespec{0, 200'000'000};
       futex(&g_wake, FUTEX_WAIT_PRIVATE, seen, &wait);
     }
-    g_writer_sleeping.store(false, std::memory_order_relaxed);
+    waiting.store(false, std::memory_order_relaxed);
   }
   return nullptr;
 }
@@ -300,14 +371,16 @@ bool ensure_writer() noexcept {
   return ok;
 }
 
-/// Hands a full block to the writer and wakes it if it sleeps.
-void enqueue(rec::chunk* c) noexcept {
+/// Hands a full block to the writer and wakes it if it sleeps; `urgent` (the thread is short of
+/// spare blocks) wakes a napping writer too.
+void enqueue(rec::chunk* c, bool urgent) noexcept {
   rec::chunk* head = g_queue.load(std::memory_order_relaxed);
   do {
     c->queued_next = head;
   } while (!g_queue.compare_exchange_weak(head, c, std::memory_order_seq_cst,
                                           std::memory_order_relaxed));
-  if (g_writer_sleeping.load(std::memory_order_seq_cst)) {
+  if (g_writer_sleeping.load(std::memory_order_seq_cst) ||
+      (urgent && g_writer_napping.load(std::memory_order_seq_cst))) {
     g_wake.fetch_add(1, std::memory_order_seq_cst);
     futex(&g_wake, FUTEX_WAKE_PRIVATE, 1, nullptr);
   }
@@ -317,12 +390,18 @@ void enqueue(rec::chunk* c) noexcept {
 rec::chunk* take_spare(rec::thread_state& t) noexcept {
   if (t.spare == nullptr) {
     t.spare = t.returned.exchange(nullptr, std::memory_order_acquire);
+    t.spares = 0;
+    for (rec::chunk* c = t.spare; c != nullptr; c = c->queued_next) {
+      ++t.spares;
+    }
   }
   rec::chunk* c = t.spare;
   if (c != nullptr) {
     t.spare = c->queued_next;
+    --t.spares;
+    return c;
   }
-  return c;
+  return take_ready(t);
 }
 
 /// Waits until the writer gives thread `t` a block back.
@@ -358,7 +437,10 @@ void on_chunk_full(rec::thread_state& t) noexcept {
   if (t.spare == nullptr) {
     t.wants_block.store(true, std::memory_order_release);  // no reserve left: ask for one more
   }
-  enqueue(full);
+  // A napping writer is woken once half of the thread's blocks wait for it (so it writes several
+  // at a time, and the thread still has spare ones to go on with), or when none is left.
+  enqueue(full, t.spares * 2 < t.blocks.load(std::memory_order_relaxed) &&
+                    t.returned.load(std::memory_order_relaxed) == nullptr);
   if (fresh == nullptr) {
     fresh = wait_for_block(t);  // every block of this thread is with the writer
   }
@@ -381,6 +463,7 @@ void on_thread_exit(rec::thread_state& t) noexcept {
     delete t.spare;
     t.spare = next;
   }
+  t.spares = 0;
   // Blocks still queued come back to `returned` after this; give_back frees them then. Their
   // share of the budget is released now.
   g_extra_blocks.fetch_sub(t.blocks.exchange(1, std::memory_order_relaxed) - 1,
@@ -631,9 +714,14 @@ void after_fork_in_child() noexcept {
   g_queue.store(nullptr, std::memory_order_relaxed);  // the parent's blocks: its writer writes them
   g_writer_busy.store(false, std::memory_order_relaxed);
   g_writer_sleeping.store(false, std::memory_order_relaxed);
+  g_writer_napping.store(false, std::memory_order_relaxed);
   g_writer_starting.store(false, std::memory_order_relaxed);
   g_writer_stop.store(false, std::memory_order_relaxed);
-  g_extra_blocks.store(0, std::memory_order_relaxed);
+  std::uint32_t ready = 0;
+  for (auto& slot : g_ready) {
+    ready += slot.load(std::memory_order_relaxed) != nullptr ? 1U : 0U;  // the child's now
+  }
+  g_extra_blocks.store(ready, std::memory_order_relaxed);
   if (open_file()) {
     write_known_names();
   }
@@ -657,6 +745,9 @@ bool setup_once() noexcept {
   install_signal_handlers();
   ::pthread_atfork(&before_fork, &after_fork_in_parent, &after_fork_in_child);
   rec::set_recording(true);
+  // Started now rather than at the first full block, so the ready blocks are there by then (a
+  // forked child starts its own at its first full block).
+  ensure_writer();
   return true;
 }
 

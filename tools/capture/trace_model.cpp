@@ -345,7 +345,7 @@ rec::clock_map clock_for(process_file const& pf) {
   m.ticks0 = h.ticks0;
   m.ns0 = h.ns0;
   m.ns_per_tick = h.tsc != 0 && h.ns_per_tick > 0 ? h.ns_per_tick : 1.0;
-  if (h.tsc != 0 && pf.clock_ns - h.ns0 > 200'000'000) {
+  if (h.tsc != 0 && pf.clock_ns - h.ns0 >= rec::min_baseline_ns) {
     m = rec::clock_map::from(h.ticks0, h.ns0, pf.clock_ticks, pf.clock_ns);
   } else if (h.tsc == 0) {
     m.ns_per_tick = 1.0;

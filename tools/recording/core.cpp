@@ -172,8 +172,10 @@ tick_clock calibrate() noexcept {
   c.ns0 = p0.ns;
   c.ticks0 = p0.ticks;
   if (c.tsc) {
-    // Spin ~2 ms to estimate the rate; later calibration points refine it when decoding.
-    while (monotonic_ns() - c.ns0 < 2'000'000) {
+    // A first estimate of the rate: the program waits for it (it runs at the first NVTX call),
+    // so it is short. Decoders replace it with one from a later calibration point as soon as
+    // that point is `min_baseline_ns` away (current_clock_map, and the capture's file reader).
+    while (monotonic_ns() - c.ns0 < start_estimate_ns) {
     }
     clock_point const p1 = read_clock_point();
     if (p1.ticks != c.ticks0) {
@@ -1451,6 +1453,12 @@ tick_clock const& clock() noexcept {
 
 clock_map current_clock_map() noexcept {
   tick_clock const& c = clock();
+  if (c.tsc) {
+    // Decoding so soon after the start (a short test): wait until the baseline is long enough
+    // (at most min_baseline_ns, once) rather than decode with the short start-up estimate.
+    while (monotonic_ns() - c.ns0 < min_baseline_ns) {
+    }
+  }
   clock_point const now = read_clock_point();
   std::int64_t const n1 = now.ns;
   std::int64_t const t1 = now.ticks;
@@ -1458,8 +1466,7 @@ clock_map current_clock_map() noexcept {
   m.ticks0 = c.ticks0;
   m.ns0 = c.ns0;
   m.ns_per_tick = c.ns_per_tick;
-  // A long baseline beats the 2 ms start-up estimate.
-  if (c.tsc && n1 - c.ns0 > 200'000'000) {
+  if (c.tsc && n1 - c.ns0 >= min_baseline_ns) {
     m = clock_map::from(c.ticks0, c.ns0, t1, n1);
   }
   return m;

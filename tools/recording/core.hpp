@@ -60,6 +60,7 @@ struct thread_state {
   std::atomic<std::uint32_t> blocks{1};   ///< blocks this thread owns (the writer adds some)
   std::atomic<bool> wants_block{false};   ///< no spare block left: the writer may add one
   chunk* spare = nullptr;                 ///< free blocks (owner only)
+  std::uint32_t spares = 0;               ///< how many blocks `spare` holds (owner only)
   std::atomic<chunk*> returned{nullptr};  ///< blocks the writer has written and given back
   thread_state* next = nullptr;           ///< next registered thread (immutable once linked)
 };
@@ -130,10 +131,11 @@ struct tick_clock {
   double ns_per_tick = 1.0;
 };
 
-/// @brief Calibrates the tick clock on first use (about 2 ms) and returns it.
+/// @brief Calibrates the tick clock on first use (`start_estimate_ns`) and returns it.
 [[nodiscard]] tick_clock const& clock() noexcept;
 
-/// @brief Maps ticks to ns using the start point and a fresh calibration point when far enough.
+/// @brief Maps ticks to ns using the start point and a fresh calibration point (waiting, at
+/// most once, until one is `min_baseline_ns` from the start).
 [[nodiscard]] clock_map current_clock_map() noexcept;
 
 /// @brief First registered thread (most recent first); the list is append-only and may be

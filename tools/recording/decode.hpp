@@ -129,6 +129,13 @@ struct name_tables {
   [[nodiscard]] std::string const& thread_at(std::uint64_t tid, std::int64_t ticks) const noexcept;
 };
 
+/// @brief How long the start-up estimate of the tick rate takes (the first NVTX call waits).
+inline constexpr std::int64_t start_estimate_ns = 200'000;
+/// @brief A calibration point this far (or farther) from the start point gives the tick rate
+/// that decoders use instead of the start-up estimate (a point is good to a few tens of ns:
+/// about 1e-5 of a 2 ms baseline).
+inline constexpr std::int64_t min_baseline_ns = 2'000'000;
+
 /// @brief Maps raw ticks to CLOCK_MONOTONIC nanoseconds (linear, from two calibration points).
 struct clock_map {
   std::int64_t ticks0 = 0;
