@@ -7,12 +7,12 @@
 //   CUDA_INJECTION64_PATH=/abs/libcupti_floor.so CUPTI_FLOOR_KINDS=kernel,runtime ./program
 //
 // CUPTI_FLOOR_KINDS: comma-separated from kernel, runtime, memcpy, memset, sync (default
-// kernel). CUPTI's own settings, each left at CUPTI's default when unset:
-// CUPTI_FLOOR_DEVICE_BUFFER_MB or _KB: device buffer size per context;
-// CUPTI_FLOOR_DEVICE_BUFFER_PREALLOCATE: device buffers allocated ahead (CUPTI's default 3);
-// CUPTI_FLOOR_FLUSH_MS: period of CUPTI's worker thread flush (cuptiActivityFlushPeriod).
-// At exit it prints `cupti_floor records=N dropped=D` to stderr.
-// Build: g++ -O2 -shared -fPIC -I<cuda>/include cupti_floor.cpp -o libcupti_floor.so
+// kernel), and runtime_cb (the runtime API through CUPTI's callback API, below). CUPTI's own
+// settings, each left at CUPTI's default when unset: CUPTI_FLOOR_DEVICE_BUFFER_MB or _KB: device
+// buffer size per context; CUPTI_FLOOR_DEVICE_BUFFER_PREALLOCATE: device buffers allocated ahead
+// (CUPTI's default 3); CUPTI_FLOOR_FLUSH_MS: period of CUPTI's worker thread flush
+// (cuptiActivityFlushPeriod). At exit it prints `cupti_floor records=N dropped=D` to stderr. Build:
+// g++ -O2 -shared -fPIC -I<cuda>/include cupti_floor.cpp -o libcupti_floor.so
 //          -L<cuda>/lib64 -lcupti
 #include <cupti.h>
 
@@ -29,6 +29,7 @@ constexpr std::size_t buffer_bytes = std::size_t{4} << 20;
 constexpr int pool = 16;
 std::atomic<unsigned char*> g_free[pool];
 std::atomic<unsigned long long> g_records{0};
+std::atomic<unsigned long long> g_api_calls{0};
 
 void CUPTIAPI requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *max_records = 0;
@@ -63,7 +64,37 @@ void at_exit() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   size_t dropped = 0;
   cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped);
-  std::fprintf(stderr, "cupti_floor records=%llu dropped=%zu\n", g_records.load(), dropped);
+  std::fprintf(stderr, "cupti_floor records=%llu dropped=%zu api_calls>=%llu\n", g_records.load(),
+               dropped, g_api_calls.load());
+}
+
+// runtime_cb: the runtime API traced through CUPTI's callback API instead of activity records:
+// each call's correlation id and its two TSC reads go to a per-thread ring (what a tool would
+// write to its own per-thread stream), nothing else.
+struct api_call {
+  std::uint32_t cbid;
+  std::uint32_t correlation;
+  std::uint64_t start;
+  std::uint64_t end;
+};
+constexpr std::size_t ring_size = 4096;
+thread_local api_call t_ring[ring_size];
+thread_local std::size_t t_next = 0;
+
+void CUPTIAPI on_api(void*, CUpti_CallbackDomain, CUpti_CallbackId cbid, void const* data) {
+  auto const* d = static_cast<CUpti_CallbackData const*>(data);
+  if (d->callbackSite == CUPTI_API_ENTER) {
+    *d->correlationData = __builtin_ia32_rdtsc();
+    return;
+  }
+  api_call& c = t_ring[t_next++ % ring_size];
+  c.cbid = cbid;
+  c.correlation = d->correlationId;
+  c.start = *d->correlationData;
+  c.end = __builtin_ia32_rdtsc();
+  if (t_next % ring_size == 0) {
+    g_api_calls.fetch_add(ring_size, std::memory_order_relaxed);
+  }
 }
 
 bool wanted(std::string const& kinds, char const* kind) {
@@ -115,6 +146,13 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
                             kind_name{"sync", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION}}) {
     if (wanted(kinds, name) && cuptiActivityEnable(kind) != CUPTI_SUCCESS) {
       std::fprintf(stderr, "cupti_floor: cannot enable %s\n", name);
+    }
+  }
+  if (wanted(kinds, "runtime_cb")) {
+    CUpti_SubscriberHandle subscriber{};
+    if (cuptiSubscribe(&subscriber, &on_api, nullptr) != CUPTI_SUCCESS ||
+        cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API) != CUPTI_SUCCESS) {
+      std::fprintf(stderr, "cupti_floor: cannot subscribe to the runtime API\n");
     }
   }
   std::atexit(&at_exit);
