@@ -41,6 +41,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <string>
 
@@ -167,6 +168,7 @@ bool reserve_extra_block() noexcept {
 std::atomic<rec::chunk*> g_queue{nullptr};  ///< full blocks, most recent first
 std::atomic<pid_t> g_writer_pid{0};         ///< process whose writer thread runs (0: none)
 std::atomic<bool> g_writer_starting{false};
+std::atomic<bool> g_writer_started{false};  ///< the writer thread runs its loop (fork waits for it)
 pthread_t g_writer_thread{};
 std::atomic<std::uint32_t> g_wake{0};        ///< futex word: bumped to wake the writer
 std::atomic<bool> g_writer_sleeping{false};  ///< the writer is (about to be) in futex_wait
@@ -208,6 +210,27 @@ void prefault(rec::chunk& c) noexcept {
   data[rec::chunk_capacity - 1] = 0;
 }
 
+/// Held while this library allocates or frees a block outside the recording path (the writer,
+/// mostly) and across fork() (before_fork), so a fork never copies an allocator that our writer
+/// holds locked: glibc's malloc is fork-safe, others (a sanitizer's) need not be, and the child's
+/// fork handler allocates.
+std::mutex g_alloc_mutex;
+
+/// A new block with its pages touched, or nullptr.
+rec::chunk* new_block() noexcept {
+  std::lock_guard<std::mutex> lock{g_alloc_mutex};
+  auto* c = new (std::nothrow) rec::chunk;
+  if (c != nullptr) {
+    prefault(*c);
+  }
+  return c;
+}
+
+void free_block(rec::chunk* c) noexcept {
+  std::lock_guard<std::mutex> lock{g_alloc_mutex};
+  delete c;
+}
+
 /// Free blocks, their pages touched, for a thread that has no spare block when it fills one
 /// (its first, or a burst): the writer keeps these slots filled, so such a thread goes on at
 /// once instead of waiting for the writer. Slots, not a list: taking one is a plain exchange.
@@ -223,12 +246,11 @@ void fill_ready() noexcept {
     if (!reserve_extra_block()) {
       return;
     }
-    auto* c = new (std::nothrow) rec::chunk;
+    rec::chunk* c = new_block();
     if (c == nullptr) {
       g_extra_blocks.fetch_sub(1, std::memory_order_relaxed);
       return;
     }
-    prefault(*c);
     slot.store(c, std::memory_order_release);  // only this thread fills slots
   }
 }
@@ -257,8 +279,7 @@ void give_back(rec::chunk* c) noexcept {
   push_returned(t, c);
   if (t.wants_block.exchange(false, std::memory_order_acq_rel) &&
       t.blocks.load(std::memory_order_relaxed) < max_blocks && reserve_extra_block()) {
-    if (auto* extra = new (std::nothrow) rec::chunk) {
-      prefault(*extra);
+    if (rec::chunk* extra = new_block()) {
       t.blocks.fetch_add(1, std::memory_order_relaxed);
       push_returned(t, extra);
     } else {
@@ -270,7 +291,7 @@ void give_back(rec::chunk* c) noexcept {
   if (t.exited.load(std::memory_order_seq_cst)) {
     for (rec::chunk* r = t.returned.exchange(nullptr, std::memory_order_seq_cst); r != nullptr;) {
       rec::chunk* next = r->queued_next;
-      delete r;
+      free_block(r);
       r = next;
     }
   }
@@ -310,6 +331,7 @@ void* writer_main(void*) noexcept {
   sigset_t all;
   sigfillset(&all);
   ::pthread_sigmask(SIG_BLOCK, &all, nullptr);  // signals go to the program's own threads
+  g_writer_started.store(true, std::memory_order_release);
   int quiet_naps = max_quiet_naps;
   for (;;) {
     fill_ready();
@@ -704,10 +726,25 @@ void install_signal_handlers() noexcept {
   }
 }
 
-// Fork: hold the names lock across fork() so the child never inherits it locked.
-void before_fork() noexcept { rec::names_mutex().lock(); }
-void after_fork_in_parent() noexcept { rec::names_mutex().unlock(); }
+// Fork: hold the names lock and the allocation lock across fork() so the child never inherits
+// them locked (nor an allocator that our writer was in).
+void before_fork() noexcept {
+  // A thread that is still starting may be inside the allocator (a sanitizer's runtime sets a new
+  // thread up with it): let the writer reach its loop, where it allocates only under the lock.
+  if (writer_running()) {
+    while (!g_writer_started.load(std::memory_order_acquire)) {
+      ::sched_yield();
+    }
+  }
+  rec::names_mutex().lock();
+  g_alloc_mutex.lock();
+}
+void after_fork_in_parent() noexcept {
+  g_alloc_mutex.unlock();
+  rec::names_mutex().unlock();
+}
 void after_fork_in_child() noexcept {
+  g_alloc_mutex.unlock();
   rec::names_mutex().unlock();
   // The child starts its own file; the parent's unflushed blocks are the parent's to write.
   rec::forget_threads_after_fork();
@@ -716,6 +753,7 @@ void after_fork_in_child() noexcept {
   g_writer_sleeping.store(false, std::memory_order_relaxed);
   g_writer_napping.store(false, std::memory_order_relaxed);
   g_writer_starting.store(false, std::memory_order_relaxed);
+  g_writer_started.store(false, std::memory_order_relaxed);
   g_writer_stop.store(false, std::memory_order_relaxed);
   std::uint32_t ready = 0;
   for (auto& slot : g_ready) {
