@@ -731,8 +731,11 @@ void install_signal_handlers() noexcept {
 void before_fork() noexcept {
   // A thread that is still starting may be inside the allocator (a sanitizer's runtime sets a new
   // thread up with it): let the writer reach its loop, where it allocates only under the lock.
+  // At most 1 s (a thread that cannot start, say while fork runs under the loader's lock, must
+  // not hang the program).
   if (writer_running()) {
-    while (!g_writer_started.load(std::memory_order_acquire)) {
+    std::int64_t const give_up = rec::monotonic_ns() + 1'000'000'000;
+    while (!g_writer_started.load(std::memory_order_acquire) && rec::monotonic_ns() < give_up) {
       ::sched_yield();
     }
   }
