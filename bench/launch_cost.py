@@ -18,18 +18,27 @@ def quartiles(values):
     return v[len(v) // 4], statistics.median(v), v[(3 * len(v)) // 4]
 
 
-def main(path):
-    figures = {}  # tool -> measure -> round -> [ns]
+# Tool lines of scripts/verify_capture_gpu.sh.
+TOOLS = re.compile(r"no tool|nvtxpp-capture( .*)?|CUPTI floor|nsys .*")
+
+
+def read_rounds(path, tool_of=None):
+    """Figures of a launch-round file: tool -> measure ("loop", "short queue") -> round -> [ns].
+
+    A line ending in ':' names the tool of the lines after it; `tool_of(name)` gives the name to
+    file them under, or None to skip them (default: the names verify_capture_gpu.sh prints).
+    """
+    figures = {}
     tool, rnd = None, None
     for line in open(path, encoding="utf-8"):
         line = line.strip()
-        m = re.match(r"round (\d+)$", line)
+        m = re.match(r"round (\d+)\b", line)
         if m:
             rnd = int(m.group(1))
             continue
-        m = re.match(r"(no tool|nvtxpp-capture|CUPTI floor|nsys [^:]*):$", line)
-        if m:
-            tool = m.group(1)
+        if line.endswith(":"):
+            name = line[:-1]
+            tool = tool_of(name) if tool_of else (name if TOOLS.fullmatch(name) else None)
             continue
         if tool is None or rnd is None:
             continue
@@ -41,6 +50,11 @@ def main(path):
         if m and line.startswith("short_queue"):
             figures.setdefault(tool, {}).setdefault("short queue", {}).setdefault(
                 rnd, []).append(float(m.group(1)))
+    return figures
+
+
+def main(path):
+    figures = read_rounds(path)
     base = figures.get("no tool")
     if not base:
         print("launch_cost: no no-tool figures in", path)

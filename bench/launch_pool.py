@@ -10,29 +10,13 @@ median and mean, with 95 % bootstrap intervals of the ratios (fixed seed, so rer
     python3 bench/launch_pool.py FILE...
 """
 import random
-import re
 import statistics
 import sys
 
+from launch_cost import read_rounds
+
 NAMES = {"no tool": "none", "nvtxpp-capture": "ours", "capture": "ours",
          "nsys -t cuda,nvtx": "nsys", "nsys": "nsys"}
-
-
-def parse(path):
-    tool, rnd, figures = None, None, {}
-    for line in open(path, encoding="utf-8"):
-        line = line.strip()
-        m = re.match(r"round (\d+)", line)
-        if m:
-            rnd = int(m.group(1))
-            continue
-        if line.endswith(":") and not line.startswith("launches"):
-            tool = NAMES.get(line[:-1])
-            continue
-        m = re.match(r"launches=\d+ ns_per_launch=([0-9.]+)", line)
-        if m and tool is not None and rnd is not None:
-            figures.setdefault(tool, {}).setdefault(rnd, []).append(float(m.group(1)))
-    return figures
 
 
 def interval(a, b, stat, rounds=5000):
@@ -45,7 +29,8 @@ def interval(a, b, stat, rounds=5000):
 def main(paths):
     pooled = {"ours": [], "nsys": []}
     for path in paths:
-        f = parse(path)
+        f = {tool: per["loop"] for tool, per in read_rounds(path, NAMES.get).items()
+             if "loop" in per}
         if not all(k in f for k in ("none", "ours", "nsys")):
             print(f"{path}: lacks no tool, nvtxpp-capture or nsys; skipped")
             continue
