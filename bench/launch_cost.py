@@ -4,7 +4,8 @@
 Reads a launch.txt: `round N` lines, a tool's name line (`no tool:`, `nvtxpp-capture:`,
 `CUPTI floor:`, `nsys -t cuda,nvtx:`), then bench/gpu/launch_overhead's output lines. Each pass's
 figure is paired with the no-tool median of the same round (the machine's state drifts between
-rounds), and what a tool adds is the median of those differences, with the quartiles.
+rounds), and what a tool adds is the median of those differences, with the quartiles: for the
+loop's time, the short-queue pass and, where the file has it, the whole process's CPU time.
 
     python3 bench/launch_cost.py launch.txt
 """
@@ -42,10 +43,15 @@ def read_rounds(path, tool_of=None):
             continue
         if tool is None or rnd is None:
             continue
-        m = re.search(r"ns_per_launch=([0-9.]+)", line)
-        if m and line.startswith("launches="):
-            figures.setdefault(tool, {}).setdefault("loop", {}).setdefault(rnd, []).append(
-                float(m.group(1)))
+        if line.startswith("launches="):
+            # "process CPU": every thread's CPU time over the pass (the tool's own threads too);
+            # older files lack it.
+            for measure, key in (("loop", "ns_per_launch"),
+                                 ("process CPU", "proc_cpu_ns_per_launch")):
+                m = re.search(r"(?:^| )" + key + r"=([0-9.]+)", line)
+                if m:
+                    figures.setdefault(tool, {}).setdefault(measure, {}).setdefault(
+                        rnd, []).append(float(m.group(1)))
         m = re.search(r"median_ns_per_launch=([0-9.]+)", line)
         if m and line.startswith("short_queue"):
             figures.setdefault(tool, {}).setdefault("short queue", {}).setdefault(
@@ -60,9 +66,13 @@ def main(path):
         print("launch_cost: no no-tool figures in", path)
         return 1
     added = {}
-    for measure in ("loop", "short queue"):
-        title = ("100,000 launches, then one synchronisation (ns per launch)" if measure == "loop"
-                 else "short queue: median of batches of 32 launches, synchronised between")
+    titles = {"loop": "100,000 launches, then one synchronisation (ns per launch)",
+              "short queue": "short queue: median of batches of 32 launches, synchronised between",
+              "process CPU": "CPU time of the whole process (every thread) over the 100,000 "
+                             "launches and their synchronisation (ns per launch)"}
+    for measure, title in titles.items():
+        if measure not in base:
+            continue
         print(f"{title}:")
         for name, per in sorted(figures.items(), key=lambda item: item[0] != "no tool"):
             rounds = per.get(measure, {})

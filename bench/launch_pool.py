@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Per-launch cost pooled over several runs: nvtxpp-capture against nsys.
+"""Per-launch cost pooled over several runs: nvtxpp-capture against nsys and the CUPTI floor.
 
 Reads launch-round files of scripts/verify_capture_gpu.sh (`launch.txt`) and of the experiment
-scripts in bench/results/*/launch-modes/ (tool lines `no tool:`, `nvtxpp-capture:` or
-`capture:`, `nsys -t cuda,nvtx:` or `nsys:`). Every pass's figure is paired with the no-tool
-median of its own round and file; the pooled differences of the two tools are compared by
-median and mean, with 95 % bootstrap intervals of the ratios (fixed seed, so reruns agree).
+scripts in bench/results/*/ (tool lines `no tool:`, `nvtxpp-capture:` or `capture:`,
+`nsys -t cuda,nvtx:` or `nsys:`, `CUPTI floor:` or `floor:`). Every pass's figure is paired with
+the no-tool median of its own round and file; the pooled differences are compared by median and
+mean, with 95 % bootstrap intervals of the ratios (fixed seed, so reruns agree). Two figures:
+the loop's time, and the whole process's CPU time (every thread; files from 2026-11-24 on).
 
     python3 bench/launch_pool.py FILE...
 """
@@ -16,7 +17,8 @@ import sys
 from launch_cost import read_rounds
 
 NAMES = {"no tool": "none", "nvtxpp-capture": "ours", "capture": "ours",
-         "nsys -t cuda,nvtx": "nsys", "nsys": "nsys"}
+         "nsys -t cuda,nvtx": "nsys", "nsys": "nsys", "CUPTI floor": "floor", "floor": "floor"}
+MEASURES = {"loop": "the loop's time", "process CPU": "the whole process's CPU time"}
 
 
 def interval(a, b, stat, rounds=5000):
@@ -27,29 +29,35 @@ def interval(a, b, stat, rounds=5000):
 
 
 def main(paths):
-    pooled = {"ours": [], "nsys": []}
+    pooled = {}  # (measure, tool) -> added ns per launch, every pass of every file
     for path in paths:
-        f = {tool: per["loop"] for tool, per in read_rounds(path, NAMES.get).items()
-             if "loop" in per}
-        if not all(k in f for k in ("none", "ours", "nsys")):
-            print(f"{path}: lacks no tool, nvtxpp-capture or nsys; skipped")
-            continue
-        base = {r: statistics.median(v) for r, v in f["none"].items()}
-        row = []
-        for tool in ("ours", "nsys"):
-            added = [x - base[r] for r, xs in f[tool].items() if r in base for x in xs]
-            pooled[tool] += added
-            row.append(f"{tool} adds {statistics.median(added):6.0f} (n {len(added)})")
-        print(f"{path}: " + ", ".join(row))
-    ours, nsys = pooled["ours"], pooled["nsys"]
-    if not ours or not nsys:
-        return 2
-    for name, stat in (("median", statistics.median), ("mean", statistics.mean)):
-        lo, hi = interval(ours, nsys, stat)
-        print(f"pooled {name}: ours {stat(ours):.0f}, nsys {stat(nsys):.0f} ns added per launch, "
-              f"ours / nsys {stat(ours) / stat(nsys):.3f} (95 % interval {lo:.3f}-{hi:.3f}; "
-              f"n {len(ours)} and {len(nsys)})")
-    return 0
+        figures = read_rounds(path, NAMES.get)
+        for measure in MEASURES:
+            f = {tool: per[measure] for tool, per in figures.items() if measure in per}
+            if "none" not in f or "ours" not in f:
+                continue
+            base = {r: statistics.median(v) for r, v in f["none"].items()}
+            row = []
+            for tool in ("ours", "nsys", "floor"):
+                added = [x - base[r] for r, xs in f.get(tool, {}).items() if r in base for x in xs]
+                if added:
+                    pooled.setdefault((measure, tool), []).extend(added)
+                    row.append(f"{tool} adds {statistics.median(added):6.0f} (n {len(added)})")
+            print(f"{path} ({measure}): " + ", ".join(row))
+    status = 2
+    for measure, what in MEASURES.items():
+        ours = pooled.get((measure, "ours"))
+        for other in ("nsys", "floor"):
+            theirs = pooled.get((measure, other))
+            if not ours or not theirs:
+                continue
+            status = 0
+            for name, stat in (("median", statistics.median), ("mean", statistics.mean)):
+                lo, hi = interval(ours, theirs, stat)
+                print(f"{what}, pooled {name}: ours {stat(ours):.0f}, {other} {stat(theirs):.0f} "
+                      f"ns added per launch, ours / {other} {stat(ours) / stat(theirs):.3f} "
+                      f"(95 % interval {lo:.3f}-{hi:.3f}; n {len(ours)} and {len(theirs)})")
+    return status
 
 
 if __name__ == "__main__":

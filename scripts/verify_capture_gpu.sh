@@ -9,7 +9,8 @@
 #   scripts/verify_capture_gpu.sh [OUT_DIR]        (default: out/capture-gpu)
 #
 # Environment: NSYS (the nsys to run; default nsys), BUILD_DIR (default build-capture-gpu),
-# CMAKE_ARGS (more configure arguments, e.g. where libsqlite3 is).
+# CMAKE_ARGS (more configure arguments, e.g. where libsqlite3 is), LAUNCH_ROUNDS (rounds of the
+# per-launch comparison; default 8).
 # OUT_DIR receives log.txt, compare.md (side-by-side tables), launch.txt, launch-cost.txt and
 # the traces.
 # Exit status: 0 when every test and comparison passed, 1 otherwise.
@@ -84,7 +85,8 @@ cp "$work"/*.json "$work"/*.sqlite "$out/" 2>/dev/null
 rm -f "$out"/*-nsys-[abc].sqlite
 ls -la "$work"/*.sqlite "$work"/*.json
 
-step "per-launch cost: 100,000 empty kernels (ns per launch), tools alternated over 8 rounds"
+rounds="${LAUNCH_ROUNDS:-8}"
+step "per-launch cost: 100,000 empty kernels (ns per launch), tools alternated over $rounds rounds"
 # The CUPTI floor (bench/gpu/cupti_floor.cpp) enables the CUPTI record kinds nvtxpp-capture
 # enables and only counts the records: what any tool that traces them through CUPTI pays.
 cupti_lib=$(dirname "$(find "$(dirname "$(command -v nvcc)")/.." -name 'libcupti.so' | head -n 1)")
@@ -112,7 +114,7 @@ launch_with() {
 {
   # The order turns each round, so no tool always runs first or right after nsys.
   n=${#tools[@]}
-  for round in 1 2 3 4 5 6 7 8; do
+  for ((round = 1; round <= rounds; ++round)); do
     echo "round $round"
     for ((i = 0; i < n; ++i)); do launch_with "${tools[$(((i + round) % n))]}"; done
   done

@@ -18,10 +18,19 @@
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include <dirent.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
 #include <vector>
 
 __global__ void empty_kernel() {}
@@ -31,6 +40,96 @@ using clock_type = std::chrono::steady_clock;
 
 double ns_between(clock_type::time_point a, clock_type::time_point b) {
   return std::chrono::duration<double, std::nano>(b - a).count();
+}
+
+double thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+
+double tv_ns(timeval const& tv) {
+  return static_cast<double>(tv.tv_sec) * 1e9 + static_cast<double>(tv.tv_usec) * 1e3;
+}
+
+rusage usage(int who) {
+  rusage u{};
+  getrusage(who, &u);
+  return u;
+}
+
+struct thread_state {
+  std::string name;
+  double run_ns = 0;
+  double wait_ns = 0;
+  int cpu = -1;
+};
+
+/// Every thread of this process: name, time on a CPU and waiting for one (schedstat), last CPU.
+std::map<long, thread_state> threads() {
+  std::map<long, thread_state> out;
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) {
+    return out;
+  }
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.') {
+      continue;
+    }
+    long const tid = std::atol(e->d_name);
+    thread_state t;
+    std::string const base = std::string{"/proc/self/task/"} + e->d_name + "/";
+    if (FILE* f = std::fopen((base + "schedstat").c_str(), "r")) {
+      if (std::fscanf(f, "%lf %lf", &t.run_ns, &t.wait_ns) != 2) {
+        t.run_ns = t.wait_ns = 0;
+      }
+      std::fclose(f);
+    }
+    if (FILE* f = std::fopen((base + "stat").c_str(), "r")) {
+      char line[1024];
+      std::size_t const n = std::fread(line, 1, sizeof line - 1, f);
+      line[n] = '\0';
+      std::fclose(f);
+      char const* open = std::strchr(line, '(');
+      char const* close = std::strrchr(line, ')');
+      if (open != nullptr && close != nullptr && close > open) {
+        t.name.assign(open + 1, close);
+        // Fields after the name: state is field 3; the last CPU is field 39.
+        char const* p = close + 2;
+        for (int field = 3; field < 39 && p != nullptr; ++field) {
+          p = std::strchr(p, ' ');
+          if (p != nullptr) {
+            ++p;
+          }
+        }
+        if (p != nullptr) {
+          t.cpu = std::atoi(p);
+        }
+      }
+    }
+    for (char& c : t.name) {
+      if (c == ' ') {
+        c = '_';
+      }
+    }
+    out[tid] = t;
+  }
+  closedir(dir);
+  return out;
+}
+
+void print_threads(std::map<long, thread_state> const& before,
+                   std::map<long, thread_state> const& after) {
+  std::printf("threads");
+  for (auto const& [tid, t] : after) {
+    auto const it = before.find(tid);
+    double const run = t.run_ns - (it != before.end() ? it->second.run_ns : 0);
+    double const wait = t.wait_ns - (it != before.end() ? it->second.wait_ns : 0);
+    if (run >= 1e6) {
+      std::printf(" %s/%ld:%.1f:%.1f:%d", t.name.c_str(), tid, run / 1e6, wait / 1e6, t.cpu);
+    }
+  }
+  std::printf("\n");
 }
 }  // namespace
 
@@ -46,22 +145,41 @@ int main(int argc, char** argv) {
   empty_kernel<<<1, 1>>>();
   cudaDeviceSynchronize();
   for (int rep = 0; rep < 3; ++rep) {
+    auto const threads_before = threads();
+    rusage const proc_before = usage(RUSAGE_SELF);
     nvtxRangePushA("launch loop");
+    rusage const before = usage(RUSAGE_THREAD);
+    double const cpu_before = thread_cpu_ns();
     auto const t0 = clock_type::now();
     for (long i = 0; i < n; ++i) {
       empty_kernel<<<1, 1>>>();
     }
     auto const launched = clock_type::now();
+    double const cpu_after = thread_cpu_ns();
+    rusage const after = usage(RUSAGE_THREAD);
     cudaError_t const err = cudaDeviceSynchronize();
     auto const t1 = clock_type::now();
     nvtxRangePop();
+    rusage const proc_after = usage(RUSAGE_SELF);
+    auto const threads_after = threads();
     if (err != cudaSuccess) {
       std::fprintf(stderr, "launch_overhead: %s\n", cudaGetErrorString(err));
       return 1;
     }
-    std::printf("launches=%ld ns_per_launch=%.1f cpu_ns_per_launch=%.1f\n", n,
-                ns_between(t0, t1) / static_cast<double>(n),
-                ns_between(t0, launched) / static_cast<double>(n));
+    double const per = 1.0 / static_cast<double>(n);
+    std::printf(
+        "launches=%ld ns_per_launch=%.1f cpu_ns_per_launch=%.1f thread_cpu_ns_per_launch=%.1f "
+        "thread_sys_ns_per_launch=%.1f vcsw=%ld ivcsw=%ld minflt=%ld proc_cpu_ns_per_launch=%.1f "
+        "cpu=%d\n",
+        n, ns_between(t0, t1) * per, ns_between(t0, launched) * per,
+        (cpu_after - cpu_before) * per, (tv_ns(after.ru_stime) - tv_ns(before.ru_stime)) * per,
+        after.ru_nvcsw - before.ru_nvcsw, after.ru_nivcsw - before.ru_nivcsw,
+        after.ru_minflt - before.ru_minflt,
+        (tv_ns(proc_after.ru_utime) + tv_ns(proc_after.ru_stime) - tv_ns(proc_before.ru_utime) -
+         tv_ns(proc_before.ru_stime)) *
+            per,
+        sched_getcpu());
+    print_threads(threads_before, threads_after);
   }
   constexpr long batch = 32;
   long const batches = std::max(1L, n / batch);
