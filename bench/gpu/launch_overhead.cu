@@ -167,18 +167,16 @@ int main(int argc, char** argv) {
       return 1;
     }
     double const per = 1.0 / static_cast<double>(n);
+    double const thread_sys_ns = tv_ns(after.ru_stime) - tv_ns(before.ru_stime);
+    double const proc_cpu_ns = tv_ns(proc_after.ru_utime) + tv_ns(proc_after.ru_stime) -
+                               tv_ns(proc_before.ru_utime) - tv_ns(proc_before.ru_stime);
     std::printf(
         "launches=%ld ns_per_launch=%.1f cpu_ns_per_launch=%.1f thread_cpu_ns_per_launch=%.1f "
         "thread_sys_ns_per_launch=%.1f vcsw=%ld ivcsw=%ld minflt=%ld proc_cpu_ns_per_launch=%.1f "
         "cpu=%d\n",
-        n, ns_between(t0, t1) * per, ns_between(t0, launched) * per,
-        (cpu_after - cpu_before) * per, (tv_ns(after.ru_stime) - tv_ns(before.ru_stime)) * per,
-        after.ru_nvcsw - before.ru_nvcsw, after.ru_nivcsw - before.ru_nivcsw,
-        after.ru_minflt - before.ru_minflt,
-        (tv_ns(proc_after.ru_utime) + tv_ns(proc_after.ru_stime) - tv_ns(proc_before.ru_utime) -
-         tv_ns(proc_before.ru_stime)) *
-            per,
-        sched_getcpu());
+        n, ns_between(t0, t1) * per, ns_between(t0, launched) * per, (cpu_after - cpu_before) * per,
+        thread_sys_ns * per, after.ru_nvcsw - before.ru_nvcsw, after.ru_nivcsw - before.ru_nivcsw,
+        after.ru_minflt - before.ru_minflt, proc_cpu_ns * per, sched_getcpu());
     print_threads(threads_before, threads_after);
   }
   constexpr long batch = 32;
