@@ -7,7 +7,8 @@
 //   CUDA_INJECTION64_PATH=/abs/libcupti_floor.so CUPTI_FLOOR_KINDS=kernel,runtime ./program
 //
 // CUPTI_FLOOR_KINDS: comma-separated from kernel, runtime, memcpy, memset, sync (default
-// kernel), and runtime_cb (the runtime API through CUPTI's callback API, below). CUPTI's own
+// kernel), runtime_cb (the runtime API through CUPTI's callback API, below) and runtime_cb_launch
+// (the same for the kernel-launch functions only). CUPTI's own
 // settings, each left at CUPTI's default when unset: CUPTI_FLOOR_DEVICE_BUFFER_MB or _KB: device
 // buffer size per context; CUPTI_FLOOR_DEVICE_BUFFER_PREALLOCATE: device buffers allocated ahead
 // (CUPTI's default 3); CUPTI_FLOOR_FLUSH_MS: period of CUPTI's worker thread flush
@@ -153,6 +154,20 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection() {
     if (cuptiSubscribe(&subscriber, &on_api, nullptr) != CUPTI_SUCCESS ||
         cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API) != CUPTI_SUCCESS) {
       std::fprintf(stderr, "cupti_floor: cannot subscribe to the runtime API\n");
+    }
+  } else if (wanted(kinds, "runtime_cb_launch")) {
+    // The same callbacks for the kernel-launch functions alone, not the whole domain.
+    CUpti_SubscriberHandle subscriber{};
+    bool ok = cuptiSubscribe(&subscriber, &on_api, nullptr) == CUPTI_SUCCESS;
+    for (CUpti_CallbackId id : {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                                CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+                                CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+                                CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000}) {
+      ok = ok &&
+           cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, id) == CUPTI_SUCCESS;
+    }
+    if (!ok) {
+      std::fprintf(stderr, "cupti_floor: cannot subscribe to the launch functions\n");
     }
   }
   std::atexit(&at_exit);
