@@ -4,9 +4,10 @@
 Reads launch-round files of scripts/verify_capture_gpu.sh (`launch.txt`) and of the experiment
 scripts in bench/results/*/ (tool lines `no tool:`, `nvtxpp-capture:` or `capture:`,
 `nsys -t cuda,nvtx:` or `nsys:`, `CUPTI floor:` or `floor:`). Every pass's figure is paired with
-the no-tool median of its own round and file; the pooled differences are compared by median and
-mean, with 95 % bootstrap intervals of the ratios (fixed seed, so reruns agree). Two figures:
-the loop's time, and the whole process's CPU time (every thread; files from 2026-11-24 on).
+the no-tool median of its own round and file; each comparison pools the files that hold both
+tools, by median and mean, with 95 % bootstrap intervals of the ratios (fixed seed, so reruns
+agree). Two figures: the loop's time, and the whole process's CPU time (every thread; files from
+2026-11-24 on).
 
     python3 bench/launch_pool.py FILE...
 """
@@ -29,7 +30,9 @@ def interval(a, b, stat, rounds=5000):
 
 
 def main(paths):
-    pooled = {}  # (measure, tool) -> added ns per launch, every pass of every file
+    # (measure, other tool) -> (ours, theirs): added ns per launch, every pass of the files that
+    # hold both tools, so each ratio compares the same runs.
+    pooled = {}
     for path in paths:
         figures = read_rounds(path, NAMES.get)
         for measure in MEASURES:
@@ -37,18 +40,19 @@ def main(paths):
             if "none" not in f or "ours" not in f:
                 continue
             base = {r: statistics.median(v) for r, v in f["none"].items()}
-            row = []
-            for tool in ("ours", "nsys", "floor"):
-                added = [x - base[r] for r, xs in f.get(tool, {}).items() if r in base for x in xs]
-                if added:
-                    pooled.setdefault((measure, tool), []).extend(added)
-                    row.append(f"{tool} adds {statistics.median(added):6.0f} (n {len(added)})")
-            print(f"{path} ({measure}): " + ", ".join(row))
+            added = {tool: [x - base[r] for r, xs in f[tool].items() if r in base for x in xs]
+                     for tool in ("ours", "nsys", "floor") if tool in f}
+            for other in ("nsys", "floor"):
+                if added.get(other):
+                    ours, theirs = pooled.setdefault((measure, other), ([], []))
+                    ours.extend(added["ours"])
+                    theirs.extend(added[other])
+            print(f"{path} ({measure}): " + ", ".join(
+                f"{tool} adds {statistics.median(v):6.0f} (n {len(v)})" for tool, v in added.items()))
     status = 2
     for measure, what in MEASURES.items():
-        ours = pooled.get((measure, "ours"))
         for other in ("nsys", "floor"):
-            theirs = pooled.get((measure, other))
+            ours, theirs = pooled.get((measure, other), ([], []))
             if not ours or not theirs:
                 continue
             status = 0
