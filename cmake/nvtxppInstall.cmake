@@ -18,4 +18,5 @@ write_basic_package_version_file("${PROJECT_BINARY_DIR}/nvtxppConfigVersion.cmak
   COMPATIBILITY SameMinorVersion ARCH_INDEPENDENT)
 install(FILES "${PROJECT_BINARY_DIR}/nvtxppConfig.cmake"
   "${PROJECT_BINARY_DIR}/nvtxppConfigVersion.cmake"
+  "${PROJECT_SOURCE_DIR}/cmake/nvtxppCudaStandard.cmake"
   DESTINATION "${NVTXPP_INSTALL_CMAKEDIR}")

@@ -21,8 +21,10 @@
 #include <type_traits>
 
 #if NVTXPP_ENABLED
+NVTXPP_DETAIL_NVTX_HEADERS_BEGIN
 #include <nvtx3/nvToolsExtCounters.h>
 #include <nvtx3/nvToolsExtSemanticsCounters.h>
+NVTXPP_DETAIL_NVTX_HEADERS_END
 #endif
 
 namespace nvtxpp {

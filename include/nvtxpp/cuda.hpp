@@ -14,7 +14,9 @@
 #include <cuda_runtime_api.h>
 
 #if NVTXPP_ENABLED
+NVTXPP_DETAIL_NVTX_HEADERS_BEGIN
 #include <nvtx3/nvToolsExtCudaRt.h>
+NVTXPP_DETAIL_NVTX_HEADERS_END
 #endif
 
 #include <string_view>

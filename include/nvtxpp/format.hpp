@@ -11,7 +11,44 @@
 #include <nvtxpp/config.hpp>
 #include <nvtxpp/detail/event.hpp>
 
+// fmt's configuration for the compilers whose detection in fmt 9 gets it wrong, made here before
+// fmt is first included, so that no user has to define anything (docs/usage.md, "Compilers"):
+// - nvcc in C++20: fmt 9 turns its constexpr off for nvcc and then calls a non-constexpr function
+//   from a constexpr one, which does not compile. fmt 10 and later turn it on for nvcc in C++20
+//   themselves; this is the same choice, for fmt 9.
+// - clang, also as nvcc's host compiler: distributions build libfmt with g++, and clang mangles
+//   one symbol nvtxpp needs (fmt::detail::vformat_to<char>) differently, so the link fails. fmt's
+//   header-only mode needs no library. NVTXPP_FMT_HEADER_ONLY=0 keeps the compiled library (for a
+//   libfmt built by clang).
+#ifndef NVTXPP_FMT_HEADER_ONLY
+#if defined(__clang__)
+#define NVTXPP_FMT_HEADER_ONLY 1
+#else
+#define NVTXPP_FMT_HEADER_ONLY 0
+#endif
+#endif
+#ifndef FMT_VERSION  // fmt not yet included in this translation unit
+#if defined(__NVCC__) && __cplusplus >= 202002L && !defined(FMT_USE_CONSTEXPR)
+#define FMT_USE_CONSTEXPR 1
+#endif
+#if NVTXPP_FMT_HEADER_ONLY && !defined(FMT_HEADER_ONLY)
+#define FMT_HEADER_ONLY 1
+#endif
+#endif
+
 #include <fmt/core.h>
+
+// fmt was included before nvtxpp, without what this configuration needs: say what to do.
+#if defined(__NVCC__) && __cplusplus >= 202002L && FMT_VERSION < 100000 && !FMT_USE_CONSTEXPR
+#error \
+    "nvtxpp: fmt 9 under nvcc -std=c++20 needs FMT_USE_CONSTEXPR=1: include nvtxpp before fmt, \
+or define FMT_USE_CONSTEXPR=1 for this file"
+#elif NVTXPP_FMT_HEADER_ONLY && !defined(FMT_HEADER_ONLY)
+#error \
+    "nvtxpp: under clang, fmt is used header-only (a g++-built libfmt does not link): \
+include nvtxpp before fmt, or define FMT_HEADER_ONLY=1 \
+(or NVTXPP_FMT_HEADER_ONLY=0 if your libfmt was built by clang)"
+#endif
 
 #include <cstddef>
 #include <cstring>
