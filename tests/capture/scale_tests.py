@@ -371,7 +371,7 @@ def run_fake(a, tmp, extra):
 
 
 def kernels(t):
-    return [e for e in t["traceEvents"] if e["ph"] == "X" and e["name"] == "fake(int*)"]
+    return [e for e in t["traceEvents"] if e["ph"] == "X" and e["name"] == "fake(int *)"]
 
 
 def nvtx_ranges(t):

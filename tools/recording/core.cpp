@@ -614,6 +614,7 @@ constexpr std::uint32_t any_domain = 0xFFFFFFFEU;
 std::atomic<std::uint32_t> g_trigger_domain{no_domain};  ///< domain index of the trigger range
 std::atomic<std::uint32_t> g_trigger_string{0};  ///< interned id of its text (0: not yet seen)
 std::atomic<std::uint64_t> g_trigger_id{0};  ///< start/end id of the range that opened the window
+std::atomic<bool> g_trigger_armed{false};    ///< a trigger range may (still) open a window
 
 struct window_state {
   window_config config;
@@ -741,6 +742,9 @@ inline void end_impl(std::uint32_t domain, nvtxRangeId_t id) noexcept {
 
 /// Whether `m` in `domain` names the trigger range.
 bool is_trigger(std::uint32_t domain, message_src const& m) noexcept {
+  if (!g_trigger_armed.load(std::memory_order_relaxed)) {
+    return false;
+  }
   std::uint32_t const want_domain = g_trigger_domain.load(std::memory_order_relaxed);
   if (want_domain != any_domain && want_domain != domain) {
     return false;
@@ -765,6 +769,9 @@ bool is_trigger(std::uint32_t domain, message_src const& m) noexcept {
 
 /// The trigger range begins: the front end may open the window.
 bool trigger_opens(std::uint32_t domain, message_src const& m) noexcept {
+  if (!g_trigger_armed.load(std::memory_order_relaxed)) {
+    return false;
+  }
   window_config const& c = windows().config;
   if (c.trigger_begin == nullptr || !is_trigger(domain, m)) {
     return false;
@@ -810,7 +817,9 @@ gated_pop classify_pop(thread_state& t, std::uint32_t domain) noexcept {
   return gated_pop::record;
 }
 
-__attribute__((noinline, cold)) int gated_push(std::uint32_t domain, fields const& f,
+/// `f`: the event's fields (nullptr: none). The callbacks pass no temporaries: zeroing one costs
+/// more than the rest of this path.
+__attribute__((noinline, cold)) int gated_push(std::uint32_t domain, fields const* f,
                                                message_src const& m) noexcept {
   if (!g_gated.load(std::memory_order_relaxed)) {
     return 0;  // not gating (recording was switched off)
@@ -820,7 +829,7 @@ __attribute__((noinline, cold)) int gated_push(std::uint32_t domain, fields cons
     return -1;
   }
   if (trigger_opens(domain, m)) {
-    int const level = push_impl(domain, f, m);
+    int const level = push_impl(domain, f != nullptr ? *f : fields{}, m);
     add_gated(*t, domain, level, true);
     return level;
   }
@@ -831,7 +840,7 @@ __attribute__((noinline, cold)) int gated_push(std::uint32_t domain, fields cons
 
 /// A pop while the window is closed: recorded when its push was.
 __attribute__((noinline, cold)) int gated_pop_event(std::uint32_t domain,
-                                                    fields const& f) noexcept {
+                                                    fields const* f = nullptr) noexcept {
   if (!g_gated.load(std::memory_order_relaxed)) {
     return 0;
   }
@@ -844,7 +853,7 @@ __attribute__((noinline, cold)) int gated_pop_event(std::uint32_t domain,
   if (g == gated_pop::drop || d == 0) {
     return -1;
   }
-  write_record(t, event_type::pop, domain, f, message_src{});
+  write_record(t, event_type::pop, domain, f != nullptr ? *f : fields{}, message_src{});
   --d;
   if (g == gated_pop::record_and_close) {
     close_after_trigger();
@@ -864,11 +873,12 @@ __attribute__((noinline, cold)) nvtxRangeId_t gated_start(std::uint32_t domain, 
 
 /// An end while the window is closed: recorded when its start was (it has an id).
 __attribute__((noinline, cold)) void gated_end(std::uint32_t domain, nvtxRangeId_t id,
-                                               fields f) noexcept {
+                                               fields const* extra = nullptr) noexcept {
   if (id == 0 || !g_gated.load(std::memory_order_relaxed)) {
     return;
   }
   if (thread_state* t = self()) {
+    fields f = extra != nullptr ? *extra : fields{};
     f.flags |= flag::has_id;
     f.id = id;
     write_record(t, event_type::end, domain, f, message_src{});
@@ -907,7 +917,15 @@ __attribute__((noinline, cold)) int gated_push_attr(std::uint32_t domain,
   fields f;
   message_src m;
   read_attributes(a, f, m);
-  return gated_push(domain, f, m);
+  return gated_push(domain, &f, m);
+}
+/// nvtxRangePushA outside the window: the text is looked at only when a trigger may match.
+__attribute__((noinline, cold)) int gated_push_a(char const* s) noexcept {
+  if (!g_gated.load(std::memory_order_relaxed)) {
+    return 0;
+  }
+  return gated_push(0, nullptr,
+                    g_trigger_armed.load(std::memory_order_relaxed) ? ascii(s) : message_src{});
 }
 __attribute__((noinline, cold)) nvtxRangeId_t gated_start_attr(
     std::uint32_t domain, nvtxEventAttributes_t const* a) noexcept {
@@ -971,7 +989,7 @@ void NVTX_API cb_end(nvtxRangeId_t id) {
   if (on()) {
     end_impl(0, id);
   } else {
-    gated_end(0, id, fields{});
+    gated_end(0, id);
   }
 }
 void NVTX_API cb_domain_end(nvtxDomainHandle_t d, nvtxRangeId_t id) {
@@ -981,7 +999,7 @@ void NVTX_API cb_domain_end(nvtxDomainHandle_t d, nvtxRangeId_t id) {
   if (on()) {
     end_impl(domain_index(d), id);
   } else {
-    gated_end(domain_index(d), id, fields{});
+    gated_end(domain_index(d), id);
   }
 }
 
@@ -1009,7 +1027,7 @@ __attribute__((noinline)) int push_a_general(char const* s, bool short_tried) no
 
 int NVTX_API cb_push_a(char const* s) {
   if (!on()) {
-    return gated_push(0, fields{}, ascii(s));
+    return gated_push_a(s);
   }
 #if NVTXPP_RECORDING_HAVE_TSC
   thread_state* const t = t_self;
@@ -1023,7 +1041,7 @@ int NVTX_API cb_push_a(char const* s) {
   return push_a_general(s, false);
 }
 int NVTX_API cb_push_w(wchar_t const* s) {
-  return on() ? push_impl(0, fields{}, wide(s)) : gated_push(0, fields{}, wide(s));
+  return on() ? push_impl(0, fields{}, wide(s)) : gated_push(0, nullptr, wide(s));
 }
 int NVTX_API cb_domain_push_ex(nvtxDomainHandle_t d, nvtxEventAttributes_t const* a) {
   if (domain_off(d)) {
@@ -1035,7 +1053,7 @@ __attribute__((noinline)) int pop_general() noexcept { return pop_impl(0); }
 
 int NVTX_API cb_pop() {
   if (!on()) {
-    return gated_pop_event(0, fields{});
+    return gated_pop_event(0);
   }
 #if NVTXPP_RECORDING_HAVE_TSC
   thread_state* const t = t_self;
@@ -1053,7 +1071,7 @@ int NVTX_API cb_domain_pop(nvtxDomainHandle_t d) {
   if (domain_off(d)) {
     return 0;
   }
-  return on() ? pop_impl(domain_index(d)) : gated_pop_event(domain_index(d), fields{});
+  return on() ? pop_impl(domain_index(d)) : gated_pop_event(domain_index(d));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1507,7 +1525,7 @@ int NVTX_API cb_push_payload(nvtxDomainHandle_t d, nvtxPayloadData_t const* p, s
   fields f;
   attach_items(f, p, n);
   return on() ? push_impl(domain_index(d), f, message_src{})
-              : gated_push(domain_index(d), f, message_src{});
+              : gated_push(domain_index(d), &f, message_src{});
 }
 int NVTX_API cb_pop_payload(nvtxDomainHandle_t d, nvtxPayloadData_t const* p, std::size_t n) {
   if (domain_off(d)) {
@@ -1516,7 +1534,7 @@ int NVTX_API cb_pop_payload(nvtxDomainHandle_t d, nvtxPayloadData_t const* p, st
   fields f;
   attach_items(f, p, n);
   if (!on()) {
-    return gated_pop_event(domain_index(d), f);
+    return gated_pop_event(domain_index(d), &f);
   }
   thread_state* t = self();
   if (NVTXPP_UNLIKELY(t == nullptr)) {
@@ -1556,7 +1574,7 @@ void NVTX_API cb_end_payload(nvtxDomainHandle_t d, nvtxRangeId_t id, nvtxPayload
   if (!on()) {
     fields f;
     attach_items(f, p, n);
-    gated_end(domain_index(d), id, f);
+    gated_end(domain_index(d), id, &f);
     return;
   }
   if (id == 0 && g_gating.load(std::memory_order_relaxed)) {
@@ -1792,8 +1810,14 @@ void set_window_config(window_config const& c) {
                          : c.trigger_domain == "*" ? any_domain
                                                    : no_domain,
                          std::memory_order_relaxed);
+  g_trigger_armed.store(!c.trigger_range.empty() && c.trigger_begin != nullptr,
+                        std::memory_order_relaxed);
   g_gating.store(true, std::memory_order_release);
   set_window(false);
+}
+
+void set_trigger_armed(bool armed) noexcept {
+  g_trigger_armed.store(armed, std::memory_order_relaxed);
 }
 
 void set_window(bool open) noexcept {

@@ -135,6 +135,10 @@ struct window_config {
 /// @brief Turns gating on with `c` (before `attach`); the window starts closed.
 void set_window_config(window_config const& c);
 
+/// @brief Whether the trigger range still calls trigger_begin (false once no window can open
+/// again: a range named like the trigger then costs what any range outside the window does).
+void set_trigger_armed(bool armed) noexcept;
+
 /// @brief Opens or closes the window (any thread; ignored once recording was switched off).
 void set_window(bool open) noexcept;
 

@@ -127,6 +127,7 @@ void trigger_ended() noexcept {
   }
   if (p.end == after::stop || (p.max_windows != 0 && p.opened >= p.max_windows)) {
     p.done = true;
+    rec::set_trigger_armed(false);
   }
   apply(false);
 }
@@ -154,6 +155,7 @@ void* timer_main(void*) noexcept {
     }
     if (p.close_at != 0 && now >= p.close_at && !p.done) {
       p.done = true;  // --duration is over: no window opens again
+      rec::set_trigger_armed(false);
       if (p.open) {
         apply(false);
       }
