@@ -924,8 +924,13 @@ __attribute__((noinline, cold)) int gated_push_a(char const* s) noexcept {
   if (!g_gated.load(std::memory_order_relaxed)) {
     return 0;
   }
-  return gated_push(0, nullptr,
-                    g_trigger_armed.load(std::memory_order_relaxed) ? ascii(s) : message_src{});
+  // Only a text equal to the trigger's is measured (ascii() would scan up to 4 KiB of it).
+  bool maybe = false;
+  if (g_trigger_armed.load(std::memory_order_relaxed) && s != nullptr) {
+    std::string const& want = windows().config.trigger_range;
+    maybe = std::strncmp(s, want.c_str(), want.size() + 1) == 0;
+  }
+  return gated_push(0, nullptr, maybe ? ascii(s) : message_src{});
 }
 __attribute__((noinline, cold)) nvtxRangeId_t gated_start_attr(
     std::uint32_t domain, nvtxEventAttributes_t const* a) noexcept {
