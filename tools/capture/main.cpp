@@ -519,6 +519,7 @@ int main(int argc, char** argv) {
       fail(2, std::string{e.what()});
     }
   }
+  ::signal(SIGPIPE, SIG_IGN);  // a child killed meanwhile: EPIPE, not the launcher's death
   if (char const byte = 1; ::write(go[1], &byte, 1) != 1) {
     fail(2, "cannot start the program: " + std::string{std::strerror(errno)});
   }

@@ -742,7 +742,7 @@ inline void end_impl(std::uint32_t domain, nvtxRangeId_t id) noexcept {
 
 /// Whether `m` in `domain` names the trigger range.
 bool is_trigger(std::uint32_t domain, message_src const& m) noexcept {
-  if (!g_trigger_armed.load(std::memory_order_relaxed)) {
+  if (!g_trigger_armed.load(std::memory_order_acquire)) {
     return false;
   }
   std::uint32_t const want_domain = g_trigger_domain.load(std::memory_order_relaxed);
@@ -769,7 +769,7 @@ bool is_trigger(std::uint32_t domain, message_src const& m) noexcept {
 
 /// The trigger range begins: the front end may open the window.
 bool trigger_opens(std::uint32_t domain, message_src const& m) noexcept {
-  if (!g_trigger_armed.load(std::memory_order_relaxed)) {
+  if (!g_trigger_armed.load(std::memory_order_acquire)) {
     return false;
   }
   window_config const& c = windows().config;
@@ -926,7 +926,7 @@ __attribute__((noinline, cold)) int gated_push_a(char const* s) noexcept {
   }
   // Only a text equal to the trigger's is measured (ascii() would scan up to 4 KiB of it).
   bool maybe = false;
-  if (g_trigger_armed.load(std::memory_order_relaxed) && s != nullptr) {
+  if (g_trigger_armed.load(std::memory_order_acquire) && s != nullptr) {
     std::string const& want = windows().config.trigger_range;
     maybe = std::strncmp(s, want.c_str(), want.size() + 1) == 0;
   }
@@ -1815,8 +1815,9 @@ void set_window_config(window_config const& c) {
                          : c.trigger_domain == "*" ? any_domain
                                                    : no_domain,
                          std::memory_order_relaxed);
+  // Release: a thread that sees the trigger armed sees the configuration (acquire loads).
   g_trigger_armed.store(!c.trigger_range.empty() && c.trigger_begin != nullptr,
-                        std::memory_order_relaxed);
+                        std::memory_order_release);
   g_gating.store(true, std::memory_order_release);
   set_window(false);
 }

@@ -44,10 +44,10 @@ struct thread_state {
   chunk* cur = nullptr;
   std::uint32_t used = 0;
   std::uint32_t index = 0;
+  std::uint32_t gated_n = 0;  ///< capture windows: entries of `gated` (pops look when not 0)
   std::uint64_t next_range = 0;
   std::int64_t last_ticks = 0;  ///< ticks of the last record in `cur` (0 at a block's start)
   int depth[depth_slots] = {};
-  std::uint32_t gated_n = 0;  ///< capture windows: entries of `gated` (pops look when not 0)
   // Cold.
   std::uint64_t tid = 0;
   std::uint32_t pid = 0;

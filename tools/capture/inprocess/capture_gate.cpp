@@ -47,7 +47,8 @@ struct policy {
   bool timer_wanted = false;
 };
 
-policy* g_policy = nullptr;  // set once by start(); never freed (threads may outlive main)
+/// Set once by start() after the mutex (release); never freed (threads may outlive main).
+std::atomic<policy*> g_policy{nullptr};
 std::mutex* g_mutex = nullptr;
 std::condition_variable* g_cv = nullptr;
 std::atomic<bool> g_open{true};  // window state for CUPTI (true without gating)
@@ -98,7 +99,7 @@ std::vector<std::string> split_domains(std::string const& list, bool& default_na
 
 /// Flips the core's gate and CUPTI's activity kinds. Caller holds the mutex.
 void apply(bool open) noexcept {
-  policy& p = *g_policy;
+  policy& p = *g_policy.load(std::memory_order_acquire);
   p.open = open;
   rec::set_window(open);
   g_open.store(open, std::memory_order_release);
@@ -107,7 +108,7 @@ void apply(bool open) noexcept {
 
 /// Opens the window if the policy allows now. Caller holds the mutex.
 void try_open(std::int64_t now) noexcept {
-  policy& p = *g_policy;
+  policy& p = *g_policy.load(std::memory_order_acquire);
   if (p.open || p.done || now < p.open_from_ns || (p.close_at != 0 && now >= p.close_at)) {
     return;
   }
@@ -121,7 +122,7 @@ void try_open(std::int64_t now) noexcept {
 
 /// The range or profiler call that opened the window ended. Caller holds the mutex.
 void trigger_ended() noexcept {
-  policy& p = *g_policy;
+  policy& p = *g_policy.load(std::memory_order_acquire);
   if (!p.open || p.end == after::none) {
     return;  // none: recording goes on to the end of the run
   }
@@ -146,7 +147,7 @@ void* timer_main(void*) noexcept {
   sigset_t all;
   sigfillset(&all);
   ::pthread_sigmask(SIG_BLOCK, &all, nullptr);
-  policy& p = *g_policy;
+  policy& p = *g_policy.load(std::memory_order_acquire);
   std::unique_lock<std::mutex> lock{*g_mutex};
   for (;;) {
     std::int64_t const now = rec::monotonic_ns();
@@ -230,7 +231,7 @@ void start() noexcept {
     p->duration_ns = env_int("NVTXPP_CAPTURE_DURATION_NS", 0);
     g_mutex = new std::mutex;
     g_cv = new std::condition_variable;
-    g_policy = p;
+    g_policy.store(p, std::memory_order_release);
 
     rec::window_config c;
     if (p->by == trigger::nvtx) {
@@ -259,7 +260,8 @@ void start() noexcept {
 bool window_open() noexcept { return g_open.load(std::memory_order_acquire); }
 
 void profiler_api(bool start_call) noexcept {
-  if (g_policy == nullptr || g_policy->by != trigger::cuda) {
+  policy const* p = g_policy.load(std::memory_order_acquire);
+  if (p == nullptr || p->by != trigger::cuda) {
     return;
   }
   std::lock_guard<std::mutex> lock{*g_mutex};
@@ -271,7 +273,8 @@ void profiler_api(bool start_call) noexcept {
 }
 
 void after_fork_in_child() noexcept {
-  if (g_policy == nullptr) {
+  policy const* p = g_policy.load(std::memory_order_acquire);
+  if (p == nullptr) {
     return;
   }
   // The parent's timer thread may have held the mutex at the fork: fresh ones (the old leak).
@@ -282,7 +285,7 @@ void after_fork_in_child() noexcept {
   }
   g_mutex = m;
   g_cv = cv;
-  if (g_policy->timer_wanted && !g_policy->done) {
+  if (p->timer_wanted && !p->done) {
     start_timer();
   }
 }
