@@ -142,6 +142,18 @@ python3 "$here/compare_nsys.py" "$out/window.sqlite" "$work/window-nsys.sqlite" 
 status=$?; cat "$work/cmp.txt" >>"$out/compare.md"; tail -n 20 "$work/cmp.txt"
 [ "$status" = 0 ] || failed+=("compare window (status $status)")
 
+step "3b. an NVTX capture range (--capture-range=nvtx --nvtx-capture=profiled) against nsys -c nvtx"
+check capture_nvtx_window "$capture" --no-summary --capture-range=nvtx --nvtx-capture=profiled \
+  -o "$work/nvtxwin.sqlite" -- "$work/window_gpu" 3 5 2
+# nsys matches registered strings only unless told otherwise (its documentation's variable).
+NSYS_NVTX_PROFILER_REGISTER_ONLY=0 "$nsys" profile -t cuda,nvtx -c nvtx -p profiled \
+  --force-overwrite true -o "$work/nvtxwin-nsys" "$work/window_gpu" 3 5 2 >/dev/null 2>&1
+"$nsys" export --type sqlite --force-overwrite true -o "$work/nvtxwin-nsys.sqlite" \
+  "$work/nvtxwin-nsys.nsys-rep" >/dev/null 2>&1
+check nvtx_window_vs_nsys python3 "$work/window_check.py" "$work/nvtxwin.sqlite" \
+  "$work/nvtxwin-nsys.sqlite" &&
+  echo "- NVTX window on 'profiled': the same kernels and ranges as nsys -c nvtx -p profiled" >>"$results"
+
 step "4. two ranks without MPI (rank variables by hand), one -o name"
 rm -f "$out"/ranks*.sqlite
 before_ranks=${#failed[@]}
