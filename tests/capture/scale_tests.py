@@ -290,41 +290,74 @@ def case_window_nvtx_domain(a, tmp):
           f"a range of domain a opens it: {r}")
 
 
-def ticks(stdout):
+def ticks(stdout, who="tick"):
     out = {}
     for line in stdout.splitlines():
-        if line.startswith("tick "):
+        if line.startswith(who + " "):
             _, i, push, pop = line.split()
             out[f"tick {i}"] = (int(push), int(pop))
     return out
 
 
-def case_window_time(a, tmp):
-    """--delay / --duration. Never early (deterministic): no range that ended before the
+def check_time_window(t, all_ticks, pid, delay, duration, who):
+    """The window of one process: never early (deterministic): no range that ended before the
     delay, none recorded that began after the first window's start plus the duration plus a
     margin for a late timer thread; the recorded ticks are one unbroken run."""
+    base = t["otherData"]["base_ns"]  # CLOCK_MONOTONIC at the launch: the delay counts from it
+    got = [e for e in t["traceEvents"] if e["ph"] == "X" and e["pid"] == pid
+           and e["name"].startswith("tick ")]
+    names_got = {e["name"] for e in got}
+    check(len(got) > 0, f"{who}: some ticks are recorded")
+    order = sorted(all_ticks, key=lambda n: all_ticks[n][0])
+    flags = [n in names_got for n in order]
+    if True in flags:
+        first = flags.index(True)
+        last = len(flags) - 1 - flags[::-1].index(True)
+        check(all(flags[first:last + 1]), f"{who}: the recorded ticks are one unbroken run")
+        check(all_ticks[order[first]][1] >= base + delay * 1e9,
+              f"{who}: no tick that ended before the delay is recorded")
+        start = min(e["ts"] for e in got) * 1000 + base
+        check(all_ticks[order[last]][0] <= start + duration * 1e9 + 0.5e9,
+              f"{who}: nothing long after the duration is recorded")
+
+
+def case_window_time(a, tmp):
+    """--delay / --duration (check_time_window)."""
     out = os.path.join(tmp, "w.json")
     delay, duration = 0.3, 0.6
     p = run(a, ["time", str(delay + duration + 0.4)], out=out,
             extra=[f"--delay={delay}", f"--duration={duration}"])
     check(p.returncode == 0, f"exit 0: {p.stderr}")
     t = load(out)
-    base = t["otherData"]["base_ns"]  # CLOCK_MONOTONIC at the launch: the delay counts from it
-    all_ticks = ticks(p.stdout)
-    got = [e for e in t["traceEvents"] if e["ph"] == "X"]
-    names_got = {e["name"] for e in got}
-    check(len(got) > 0, "some ticks are recorded")
-    order = sorted(all_ticks, key=lambda n: all_ticks[n][0])
-    flags = [n in names_got for n in order]
-    if True in flags:
-        first = flags.index(True)
-        last = len(flags) - 1 - flags[::-1].index(True)
-        check(all(flags[first:last + 1]), "the recorded ticks are one unbroken run")
-        check(all_ticks[order[first]][1] >= base + delay * 1e9,
-              "no tick that ended before the delay is recorded")
-        start = min(e["ts"] for e in got) * 1000 + base
-        check(all_ticks[order[last]][0] <= start + duration * 1e9 + 0.5e9,
-              "nothing long after the duration is recorded")
+    check_time_window(t, ticks(p.stdout), next(iter(pids(t)), None), delay, duration, "process")
+
+
+def case_window_time_fork(a, tmp):
+    """The same in a forked child (its own timer thread, the launch's deadlines) and its parent;
+    the range before the fork (inside the delay) is in neither."""
+    out = os.path.join(tmp, "w.json")
+    delay, duration = 0.3, 0.6
+    env = clean_env()
+    if "TSAN_OPTIONS" in env:
+        # The child starts its timer thread: ThreadSanitizer refuses new threads after a fork of
+        # a multi-threaded process unless told to go on.
+        env["TSAN_OPTIONS"] += ":die_after_fork=0"
+    p = run(a, ["fork_time", str(delay + duration + 0.4)], out=out,
+            extra=[f"--delay={delay}", f"--duration={duration}"], env=env)
+    check(p.returncode == 0, f"exit 0: {p.stderr}")
+    t = load(out)
+    procs = {e["pid"] for e in t["traceEvents"] if e["ph"] == "M"}
+    check(len(procs) == 2, f"two processes: {procs}")
+    check("before fork" not in ranges(t), "the range before the delay is not recorded")
+    by_pid = {}
+    for e in t["traceEvents"]:
+        if e["ph"] == "X":
+            by_pid.setdefault(e["pid"], set()).add(e["name"])
+    parent_ticks, child_ticks = ticks(p.stdout, "tick"), ticks(p.stdout, "child")
+    for pid in procs:
+        # Both print "tick N": a process's ranges are told by its pid in the trace.
+        mine = child_ticks if f"forked {pid}" in p.stdout else parent_ticks
+        check_time_window(t, mine, pid, delay, duration, f"pid {pid}")
 
 
 def case_window_options(a, tmp):

@@ -3,6 +3,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <dlfcn.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -83,7 +84,7 @@ int nvtx_case(int windows) {
 
 /// Ticks for --delay/--duration: a range every ~1 ms until `until_s` seconds after the launch
 /// (NVTXPP_CAPTURE_T0), each tick's push and pop time printed ("tick N PUSH POP").
-int time_case(double until_s) {
+int time_case(double until_s, char const* who = "tick") {
   char const* t0_text = std::getenv("NVTXPP_CAPTURE_T0");
   std::int64_t const t0 = t0_text != nullptr ? std::atoll(t0_text) : now_ns();
   std::int64_t const until = t0 + static_cast<std::int64_t>(until_s * 1e9);
@@ -93,12 +94,31 @@ int time_case(double until_s) {
     nvtxRangePushA(name.c_str());
     nvtxRangePop();
     std::int64_t const pop = now_ns();
-    std::printf("tick %d %lld %lld\n", i, static_cast<long long>(push),
+    std::printf("%s %d %lld %lld\n", who, i, static_cast<long long>(push),
                 static_cast<long long>(pop));
     timespec const pace{0, 1'000'000};
     ::nanosleep(&pace, nullptr);
   }
   return 0;
+}
+
+/// time_case in a forked child and in its parent at once ("child N ..." and "tick N ..."): the
+/// child's window follows the same launch-time deadlines (its own timer thread).
+int fork_time_case(double until_s) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // whole lines: two processes share the pipe
+  range("before fork");
+  std::fflush(stdout);
+  pid_t const child = ::fork();
+  if (child == 0) {
+    time_case(until_s, "child");
+    std::fflush(stdout);
+    std::exit(0);
+  }
+  std::printf("forked %ld\n", static_cast<long>(child));
+  time_case(until_s);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 /// Domains for --nvtx-domain-include/-exclude: one range in the default domain and in each of
@@ -169,6 +189,7 @@ int main(int argc, char** argv) {
   if (which == "rank") return rank_case();
   if (which == "nvtx") return nvtx_case(argc > 2 ? std::atoi(argv[2]) : 2);
   if (which == "time") return time_case(argc > 2 ? std::atof(argv[2]) : 1.0);
+  if (which == "fork_time") return fork_time_case(argc > 2 ? std::atof(argv[2]) : 1.0);
   if (which == "domains") return domains_case();
   if (which == "profiler") return profiler_case();
   std::fprintf(stderr, "usage: window_app rank|nvtx [N]|time [S]|domains|profiler\n");
