@@ -51,6 +51,8 @@ struct policy {
 std::atomic<policy*> g_policy{nullptr};
 std::mutex* g_mutex = nullptr;
 std::condition_variable* g_cv = nullptr;
+std::mutex* g_parent_mutex = nullptr;  // a forked child's: the parent's, never used again
+std::condition_variable* g_parent_cv = nullptr;
 std::atomic<bool> g_open{true};  // window state for CUPTI (true without gating)
 
 std::int64_t env_int(char const* name, std::int64_t fallback) {
@@ -277,12 +279,14 @@ void after_fork_in_child() noexcept {
   if (p == nullptr) {
     return;
   }
-  // The parent's timer thread may have held the mutex at the fork: fresh ones (the old leak).
+  // The parent's timer thread may have held the mutex at the fork: fresh ones.
   auto* m = new (std::nothrow) std::mutex;
   auto* cv = new (std::nothrow) std::condition_variable;
   if (m == nullptr || cv == nullptr) {
     return;  // keeps the parent's (usable unless the timer held them at the fork)
   }
+  g_parent_mutex = g_mutex;  // reachable on purpose: not freed, it may be held
+  g_parent_cv = g_cv;
   g_mutex = m;
   g_cv = cv;
   if (p->timer_wanted && !p->done) {
