@@ -946,7 +946,9 @@ __attribute__((noinline, cold)) nvtxRangeId_t gated_start_attr(
 /// Installed for the default domain's calls when the domain filter drops it.
 template <class R, class... A>
 R NVTX_API cb_drop(A...) {
-  return R{};
+  if constexpr (!std::is_void_v<R>) {
+    return R{};
+  }
 }
 
 void NVTX_API cb_mark_ex(nvtxEventAttributes_t const* a) {
