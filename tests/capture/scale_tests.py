@@ -330,6 +330,8 @@ def case_window_time(a, tmp):
     check(p.returncode == 0, f"exit 0: {p.stderr}")
     t = load(out)
     check_time_window(t, ticks(p.stdout), next(iter(pids(t)), None), delay, duration, "process")
+    check("enabled at start 0" in p.stdout,
+          "nvtxDomainIsEnabled answers 0 before the delay (no trigger to watch for)")
 
 
 def case_window_time_fork(a, tmp):
@@ -378,8 +380,10 @@ def case_window_options(a, tmp):
 
 def case_domains_exclude(a, tmp):
     out = os.path.join(tmp, "d.json")
-    run(a, ["domains"], out=out, extra=["--nvtx-domain-exclude=drop,de\\,fault"])
+    p = run(a, ["domains"], out=out, extra=["--nvtx-domain-exclude=drop,de\\,fault"])
     t = load(out)
+    check(all(f"enabled {n}" in p.stdout for n in ["keep 1", "drop 0", "de,fault 0", "default 1"]),
+          f"nvtxDomainIsEnabled answers 0 for excluded domains: {p.stdout}")
     check(ranges(t) == ["in default", "in keep"], f"drop and 'de,fault' excluded: {ranges(t)}")
     check(names(t, "i") == ["in keep"] and names(t, "b") == ["in keep"], "marks and start/end too")
     run(a, ["domains"], out=out, extra=["--nvtx-domain-exclude=default"])

@@ -1,6 +1,7 @@
 // Programs for nvtxpp-capture's multi-rank, output-name and capture-window tests
 // (scale_tests.py). Each case prints what the test needs to know (its pid, its clock readings).
 #include <nvtx3/nvToolsExt.h>
+#include <nvtx3/nvToolsExtPayload.h>  // nvtxDomainIsEnabled
 
 #include <dlfcn.h>
 #include <sys/wait.h>
@@ -85,6 +86,7 @@ int nvtx_case(int windows) {
 /// Ticks for --delay/--duration: a range every ~1 ms until `until_s` seconds after the launch
 /// (NVTXPP_CAPTURE_T0), each tick's push and pop time printed ("tick N PUSH POP").
 int time_case(double until_s, char const* who = "tick") {
+  std::printf("enabled at start %d\n", static_cast<int>(nvtxDomainIsEnabled(nullptr)));
   char const* t0_text = std::getenv("NVTXPP_CAPTURE_T0");
   std::int64_t const t0 = t0_text != nullptr ? std::atoll(t0_text) : now_ns();
   std::int64_t const until = t0 + static_cast<std::int64_t>(until_s * 1e9);
@@ -134,7 +136,9 @@ int domains_case() {
     nvtxRangeId_t const id = nvtxDomainRangeStartEx(d, &at);
     nvtxDomainRangeEnd(d, id);
     nvtxDomainRangePop(d);
+    std::printf("enabled %s %d\n", name, static_cast<int>(nvtxDomainIsEnabled(d)));
   }
+  std::printf("enabled default %d\n", static_cast<int>(nvtxDomainIsEnabled(nullptr)));
   std::printf("domains done\n");
   return 0;
 }

@@ -1426,8 +1426,17 @@ void NVTX_API cb_sync(nvtxSyncUser_t h) {
 // ---------------------------------------------------------------------------------------------
 // Extension: payload module (schemas, enums, payload-carrying events, nvtxDomainIsEnabled).
 
-std::uint8_t NVTX_API cb_domain_is_enabled(nvtxDomainHandle_t) {
-  return on() ? std::uint8_t{1} : std::uint8_t{0};
+std::uint8_t NVTX_API cb_domain_is_enabled(nvtxDomainHandle_t d) {
+  if (domain_off(d)) {
+    return 0;  // filtered out: formatting front ends may skip their work
+  }
+  if (on()) {
+    return 1;
+  }
+  // Outside a capture window nothing is recorded, unless the event may open it (a trigger).
+  return g_gated.load(std::memory_order_relaxed) && g_trigger_armed.load(std::memory_order_acquire)
+             ? std::uint8_t{1}
+             : std::uint8_t{0};
 }
 
 std::string copy_text(char const* s) {
