@@ -169,6 +169,8 @@ CUptiResult cuptiActivityFlushAll(uint32_t) {
 
 CUpti_CallbackFunc g_resource_cb = nullptr;
 bool g_stream_created_enabled = false;
+bool g_profiler_start_enabled = false;
+bool g_profiler_stop_enabled = false;
 
 CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback, void*) {
   g_resource_cb = callback;
@@ -181,7 +183,30 @@ CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle,
   if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_STREAM_CREATED) {
     g_stream_created_enabled = enable != 0;
   }
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart) {
+    g_profiler_start_enabled = enable != 0;
+  }
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop) {
+    g_profiler_stop_enabled = enable != 0;
+  }
   return CUPTI_SUCCESS;
+}
+
+/// @brief Test hook: cuProfilerStart (`start` 1) or cuProfilerStop, as the driver reports them
+/// to a subscriber that enabled them (the callback at the call's entry and at its exit).
+__attribute__((visibility("default"))) void fake_cupti_profiler(int start) {
+  CUpti_CallbackId const cbid =
+      start != 0 ? CUPTI_DRIVER_TRACE_CBID_cuProfilerStart : CUPTI_DRIVER_TRACE_CBID_cuProfilerStop;
+  if (g_resource_cb == nullptr ||
+      !(start != 0 ? g_profiler_start_enabled : g_profiler_stop_enabled)) {
+    return;
+  }
+  for (auto site : {CUPTI_API_ENTER, CUPTI_API_EXIT}) {
+    CUpti_CallbackData d{};
+    d.callbackSite = site;
+    d.functionName = start != 0 ? "cuProfilerStart" : "cuProfilerStop";
+    g_resource_cb(nullptr, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &d);
+  }
 }
 
 /// The fake's one stream: handle 0x5000 is CUPTI stream 7 (where its kernels run).

@@ -482,7 +482,7 @@ def case_gpu_json(a, tmp):
     tracks = {name: tid for tid, name in names.items()}
     check("copy stream" in tracks, f"stream 7 named through NVTX: {names}")
     check("CUDA stream 3" in tracks, f"unnamed stream 3 gets a default name: {names}")
-    k = only(t, "X", "kernel(float*, int)")
+    k = only(t, "X", "kernel(float *, int)")
     check(k.get("cat") == "cuda_kernel" and k.get("tid") == tracks.get("copy stream"),
           f"kernel on the named stream's track: {k}")
     check(k.get("ts") == 10.0 and k.get("dur") == 4.0, f"kernel times (us from start): {k}")
@@ -538,10 +538,10 @@ def case_gpu_summary(a, tmp):
     rows = tables.get("nvtx_gpu_proj_sum", [])
     check([r["Range"] for r in rows] == [":outer", ":inner"], "sorted by total projected time")
     kern = {r["Name"]: r for r in tables.get("cuda_gpu_kern_sum", [])}
-    check(kern.get("kernel(float*, int)", {}).get("Total Time (ns)") == "4000"
+    check(kern.get("kernel(float *, int)", {}).get("Total Time (ns)") == "4000"
           and kern.get("other()", {}).get("Instances") == "2"
           and kern.get("other()", {}).get("Total Time (ns)") == "2000"
-          and kern.get("kernel(float*, int)", {}).get("Time (%)") == "66.7",
+          and kern.get("kernel(float *, int)", {}).get("Time (%)") == "66.7",
           f"kernel summary: {kern}")
     mem = {r["Operation"]: r for r in tables.get("cuda_gpu_mem_time_sum", [])}
     check(mem.get("[CUDA memcpy Host-to-Device]", {}).get("Total Time (ns)") == "1000"

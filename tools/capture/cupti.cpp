@@ -36,6 +36,7 @@
 // `info cupti=unavailable:forked child` when the parent had CUPTI loaded.
 #include "cupti.hpp"
 #include "inject_internal.hpp"
+#include "inprocess/capture_gate.hpp"
 
 #include <cupti.h>
 
@@ -453,6 +454,18 @@ bool resolve(void* lib, char const* name, F& f, std::string& why) {
 /// program gave its cudaStream_t through NVTX (nvtxNameCudaStream, nvtxpp::name_cuda_stream).
 void CUPTIAPI on_resource(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                           void const* data) {
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API && data != nullptr &&
+      (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart ||
+       cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop)) {
+    // cudaProfilerStart/Stop call these. The window opens as Start returns and closes as Stop
+    // is entered: the calls' own records fall outside it.
+    auto const* cb = static_cast<CUpti_CallbackData const*>(data);
+    bool const start = cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart;
+    if (cb->callbackSite == (start ? CUPTI_API_EXIT : CUPTI_API_ENTER)) {
+      gate::profiler_api(start);
+    }
+    return;
+  }
   if (domain != CUPTI_CB_DOMAIN_RESOURCE || cbid != CUPTI_CBID_RESOURCE_STREAM_CREATED ||
       data == nullptr) {
     return;
@@ -477,14 +490,50 @@ void CUPTIAPI on_resource(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
 void start_stream_names(void* lib) noexcept {
   std::string why;
   if (!resolve(lib, "cuptiSubscribe", g_api.subscribe, why) ||
-      !resolve(lib, "cuptiEnableCallback", g_api.enable_callback, why) ||
-      !resolve(lib, "cuptiGetStreamIdEx", g_api.stream_id, why)) {
+      !resolve(lib, "cuptiEnableCallback", g_api.enable_callback, why)) {
     return;
   }
+  bool const streams = resolve(lib, "cuptiGetStreamIdEx", g_api.stream_id, why);
   CUpti_SubscriberHandle subscriber = nullptr;
   if (g_api.subscribe(&subscriber, &on_resource, nullptr) == CUPTI_SUCCESS) {
-    g_api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
-                          CUPTI_CBID_RESOURCE_STREAM_CREATED);
+    if (streams) {
+      g_api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                            CUPTI_CBID_RESOURCE_STREAM_CREATED);
+    }
+    if (std::getenv("NVTXPP_CAPTURE_RANGE") != nullptr &&
+        std::strcmp(std::getenv("NVTXPP_CAPTURE_RANGE"), "cudaProfilerApi") == 0) {
+      g_api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                            CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+      g_api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                            CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+    }
+  }
+}
+
+// The capture window (set_gpu_window): the activity kinds start_cupti enabled are disabled
+// while it is closed.
+std::mutex g_window_mutex;
+bool g_kinds_ready = false;  ///< start_cupti enabled its kinds (under g_window_mutex)
+bool g_kinds_on = true;
+CUpti_ActivityKind g_kernel_kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+
+/// Enables or disables the recorded kinds (caller holds g_window_mutex).
+void set_kinds(bool on) noexcept {
+  if (!g_kinds_ready || on == g_kinds_on) {
+    return;
+  }
+  g_kinds_on = on;
+  for (auto kind : {g_kernel_kind, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+                    CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_RUNTIME,
+                    CUPTI_ACTIVITY_KIND_DRIVER}) {
+    if (kind == CUPTI_ACTIVITY_KIND_DRIVER && !driver_api_wanted()) {
+      continue;
+    }
+    if (on) {
+      g_api.enable(kind);
+    } else {
+      g_api.disable(kind);
+    }
   }
 }
 
@@ -538,9 +587,11 @@ std::string start_cupti() {
             g_api.register_callbacks(&buffer_requested, &buffer_completed))) {
     return why;
   }
-  if (g_api.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS &&
-      !step("cuptiActivityEnable(KERNEL)", g_api.enable(CUPTI_ACTIVITY_KIND_KERNEL))) {
-    return why;
+  if (g_api.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) {
+    g_kernel_kind = CUPTI_ACTIVITY_KIND_KERNEL;
+    if (!step("cuptiActivityEnable(KERNEL)", g_api.enable(CUPTI_ACTIVITY_KIND_KERNEL))) {
+      return why;
+    }
   }
   for (auto [kind, what] : {std::pair{CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY"},
                             std::pair{CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET"},
@@ -563,6 +614,13 @@ std::string start_cupti() {
   }
   g_api.enable(CUPTI_ACTIVITY_KIND_DEVICE);  // device names: nice to have
   start_stream_names(lib);
+  {
+    std::lock_guard<std::mutex> lock{g_window_mutex};
+    g_kinds_ready = true;
+    if (!gate::window_open()) {  // outside the capture window: nothing until it opens
+      set_kinds(false);
+    }
+  }
   return {};
 }
 
@@ -636,6 +694,14 @@ void flush_from_signal(int sig) noexcept {
   if (!request_flush(signal_wait_ns)) {
     write_timeout();  // GPU records still in CUPTI's buffers are lost
   }
+}
+
+void set_gpu_window(bool open) noexcept {
+  if (!same_process() && g_pid.load(std::memory_order_acquire) != 0) {
+    return;  // a forked child: CUPTI is the parent's
+  }
+  std::lock_guard<std::mutex> lock{g_window_mutex};
+  set_kinds(open);
 }
 
 void after_fork_in_child() noexcept {

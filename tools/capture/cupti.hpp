@@ -84,4 +84,8 @@ void flush_from_signal(int sig) noexcept;
 /// @brief In a forked child: CUPTI's state is the parent's and unusable here; stop using it.
 void after_fork_in_child() noexcept;
 
+/// @brief The capture window opened or closed (inprocess/capture_gate.cpp): GPU activity kinds
+/// are enabled only while it is open, so nothing outside it is recorded.
+void set_gpu_window(bool open) noexcept;
+
 }  // namespace nvtxpp::capture::cupti

@@ -8,6 +8,7 @@ namespace nvtxpp::capture::cupti {
 void flush_at_exit() noexcept {}
 void flush_from_signal(int) noexcept {}
 void after_fork_in_child() noexcept {}
+void set_gpu_window(bool) noexcept {}
 
 }  // namespace nvtxpp::capture::cupti
 

@@ -25,6 +25,7 @@
 #include "../recording/format.hpp"
 #include "cupti.hpp"
 #include "inject_internal.hpp"
+#include "inprocess/capture_gate.hpp"
 
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -767,6 +768,7 @@ void after_fork_in_child() noexcept {
     write_known_names();
   }
   cupti::after_fork_in_child();
+  gate::after_fork_in_child();
 }
 
 bool setup_once() noexcept {
@@ -786,6 +788,7 @@ bool setup_once() noexcept {
   install_signal_handlers();
   ::pthread_atfork(&before_fork, &after_fork_in_parent, &after_fork_in_child);
   rec::set_recording(true);
+  gate::start();  // capture window and domain filter (NVTXPP_CAPTURE_*), before attach
   // Started now rather than at the first full block, so the ready blocks are there by then (a
   // forked child starts its own at its first full block).
   ensure_writer();

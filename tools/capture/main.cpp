@@ -6,6 +6,9 @@
 // program starts). 3: the program succeeded but writing the trace failed (the raw recording is
 // kept). 127: the program could not be started.
 
+#include "cli/capture_options.hpp"
+#include "cli/output_claim.hpp"
+#include "cli/output_name.hpp"
 #include "sqlite_sink.hpp"
 #include "trace_model.hpp"
 #include "writers.hpp"
@@ -43,7 +46,12 @@ constexpr char usage[] =
     "\n"
     "options:\n"
     "  -o, --output FILE   trace file to write (default: nvtxpp-trace.json); its extension picks\n"
-    "                      the format: .sqlite an SQLite database, anything else Chrome JSON\n"
+    "                      the format: .sqlite an SQLite database, anything else Chrome JSON.\n"
+    "                      Patterns: %p the program's pid, %h the host name, %q{VAR} the\n"
+    "                      environment variable VAR (unset: exit 2), %% a percent sign. In a\n"
+    "                      multi-rank launch (mpirun, srun) a name that does not tell ranks\n"
+    "                      apart gets the rank before its extension (trace.rank3.json); a name\n"
+    "                      another live nvtxpp-capture writes gets .pid<PID> instead\n"
     "      --summary-only  print the summary, write no trace file\n"
     "      --no-summary    write the trace file, print no summary\n"
     "      --csv           print the summary as CSV\n"
@@ -58,6 +66,17 @@ constexpr char usage[] =
     "                      warning; on also warns at once); off records NVTX only\n"
     "      --cuda-api=API  runtime (default): CUDA runtime API calls; all: driver API calls\n"
     "                      too (each runtime call makes several: costlier per launch)\n"
+    "capture control (Nsight Systems' names; docs/capture.md, \"Capture control\"):\n"
+    "      --capture-range=none|cudaProfilerApi|nvtx  record only between cudaProfilerStart and\n"
+    "                      cudaProfilerStop, or inside the NVTX range --nvtx-capture names\n"
+    "      --nvtx-capture=RANGE[@DOMAIN|@*]  the range that opens the window (default domain\n"
+    "                      without @)\n"
+    "      --capture-range-end=stop|none|repeat[:N]  after the window: record no more (stop),\n"
+    "                      record to the end (none), or wait for the next one (N windows at most)\n"
+    "      --delay=SECONDS record nothing for SECONDS after the launch\n"
+    "      --duration=SECONDS  record for SECONDS from the first window's start, then no more\n"
+    "      --nvtx-domain-include=LIST / --nvtx-domain-exclude=LIST  NVTX domains (comma list;\n"
+    "                      'default' is the default domain, \\ escapes a comma or 'default')\n"
     "      --lib PATH      injection library (default: libnvtxpp_inject.so next to this program,\n"
     "                      or in ../lib)\n"
     "  -h, --help          this text\n"
@@ -145,6 +164,17 @@ void forward_signal(int sig) {
 }
 
 namespace cap = nvtxpp::capture;
+namespace cli = nvtxpp::capture::cli;
+
+/// Takes `arg` when it is a capture-control option (bad values end the run with status 2).
+template <class Next>
+bool parse_capture_option(cli::capture_options& c, std::string const& arg, Next&& next) {
+  try {
+    return c.parse(arg, next);
+  } catch (cli::option_error const& e) {
+    fail(2, e.what());
+  }
+}
 
 bool is_sqlite(std::string const& path) {
   std::string const ext = ".sqlite";
@@ -165,7 +195,7 @@ constexpr std::uint64_t json_byte_limit = 1ULL << 30U;
 
 /// Earliest recording start among the files of a raw directory (the trace's time 0 for
 /// --convert); 0 when none can be read.
-std::int64_t earliest_start(std::string const& dir) {
+std::int64_t earliest_start(std::string const& dir, long* pid = nullptr) {
   std::int64_t best = 0;
   bool any = false;
   if (DIR* d = ::opendir(dir.c_str())) {
@@ -185,6 +215,9 @@ std::int64_t earliest_start(std::string const& dir) {
           (!any || h.ns0 < best)) {
         best = h.ns0;
         any = true;
+        if (pid != nullptr) {
+          *pid = static_cast<long>(h.pid);  // --convert's %p: the recording's first process
+        }
       }
       ::close(fd);
     }
@@ -295,6 +328,7 @@ int main(int argc, char** argv) {
   bool summary = true;
   bool trace = true;
   cap::summary_options sopt;
+  cli::capture_options capture;
   int i = 1;
   for (; i < argc; ++i) {
     std::string const a = argv[i];
@@ -332,6 +366,7 @@ int main(int argc, char** argv) {
       if (!valid_cuda_mode(cuda_mode)) {
         fail(2, "--cuda takes auto, on or off, not '" + cuda_mode + "'");
       }
+    } else if (parse_capture_option(capture, a, [&] { return value(a.c_str()); })) {
     } else if (a == "--lib") {
       lib = value("--lib");
     } else if (a == "-h" || a == "--help") {
@@ -350,6 +385,14 @@ int main(int argc, char** argv) {
   if (!trace && !summary) {
     fail(2, "--summary-only and --no-summary together leave nothing to do");
   }
+  try {
+    capture.validate();
+    if (trace) {
+      cli::check_pattern(output, cli::process_env());
+    }
+  } catch (std::exception const& e) {
+    fail(2, e.what());
+  }
   if (!convert.empty()) {
     if (i < argc) {
       fail(2, "--convert runs no program (see --help)");
@@ -359,9 +402,15 @@ int main(int argc, char** argv) {
       fail(2, "cannot read raw recording directory '" + convert + "'");
     }
     std::unique_ptr<cap::trace_sink> sink;
+    cli::output_claim claim;
     if (trace) {
       try {
-        sink = open_output(output, earliest_start(convert));
+        long pid = 0;
+        std::int64_t const start = earliest_start(convert, &pid);
+        claim =
+            cli::output_claim::take(cli::resolve_output_name(output, pid, cli::process_env()), pid);
+        output = claim.path();
+        sink = open_output(output, start);
       } catch (std::exception const& e) {
         fail(2, e.what());
       }
@@ -390,16 +439,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  // The output must be writable before the program runs: a long run must not end in nothing.
   std::int64_t const base_ns = monotonic_ns();
-  std::unique_ptr<cap::trace_sink> sink;
-  if (trace) {
-    try {
-      sink = open_output(output, base_ns);
-    } catch (std::exception const& e) {
-      fail(2, std::string{e.what()});
-    }
-  }
 
   std::string raw_dir = keep_raw;
   if (raw_dir.empty()) {
@@ -425,12 +465,27 @@ int main(int argc, char** argv) {
   ::sigaction(SIGTERM, &fwd, nullptr);
   ::sigaction(SIGHUP, &fwd, nullptr);
 
+  // The child waits (a pipe) until the output is settled: its name may hold the program's pid
+  // (%p), and it must be writable before the program runs: a long run must not end in nothing.
+  int go[2] = {-1, -1};
+  if (::pipe2(go, O_CLOEXEC) != 0) {
+    fail(2, "cannot create a pipe: " + std::string{std::strerror(errno)});
+  }
   std::fflush(nullptr);
   g_child = ::fork();
   if (g_child < 0) {
     fail(2, "fork failed: " + std::string{std::strerror(errno)});
   }
   if (g_child == 0) {
+    ::close(go[1]);
+    char byte = 0;
+    ssize_t got = 0;
+    while ((got = ::read(go[0], &byte, 1)) < 0 && errno == EINTR) {
+    }
+    if (got != 1) {
+      ::_exit(127);  // the launcher gave up (it says why)
+    }
+    ::close(go[0]);
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
     for (int sig : {SIGINT, SIGQUIT, SIGTERM, SIGHUP}) {
@@ -439,10 +494,37 @@ int main(int argc, char** argv) {
     ::setenv("NVTX_INJECTION64_PATH", lib.c_str(), 1);
     ::setenv("NVTXPP_CAPTURE_DIR", raw_dir.c_str(), 1);
     set_cuda_env(cuda_mode, cuda_api, lib);
+    capture.export_env(base_ns);
     ::execvp(argv[i], argv + i);
     std::fprintf(stderr, "nvtxpp-capture: cannot run '%s': %s\n", argv[i], std::strerror(errno));
     ::_exit(127);
   }
+  ::close(go[0]);
+  std::unique_ptr<cap::trace_sink> sink;
+  cli::output_claim claim;
+  if (trace) {
+    try {
+      claim = cli::output_claim::take(
+          cli::resolve_output_name(output, static_cast<long>(g_child), cli::process_env()),
+          static_cast<long>(g_child));
+      output = claim.path();
+      sink = open_output(output, base_ns);
+    } catch (std::exception const& e) {
+      ::kill(g_child, SIGKILL);
+      while (::waitpid(g_child, nullptr, 0) < 0 && errno == EINTR) {
+      }
+      if (keep_raw.empty()) {
+        remove_tree(raw_dir);
+      }
+      fail(2, std::string{e.what()});
+    }
+  }
+  ::signal(SIGPIPE, SIG_IGN);  // a child killed meanwhile: EPIPE, not the launcher's death
+  if (char const byte = 1; ::write(go[1], &byte, 1) != 1) {
+    fail(2, "cannot start the program: " + std::string{std::strerror(errno)});
+  }
+  ::close(go[1]);
+
   int status = 0;
   while (::waitpid(g_child, &status, 0) < 0 && errno == EINTR) {
   }

@@ -1,8 +1,9 @@
 #include "trace_model.hpp"
 
+#include "offline/kernel_names.hpp"
+
 #include "../recording/decode.hpp"
 
-#include <cxxabi.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -353,21 +354,8 @@ rec::clock_map clock_for(process_file const& pf) {
   return m;
 }
 
-/// Demangled form of an Itanium-mangled name ("" when `name` is not one).
-std::string demangle(std::string_view name) {
-  if (name.rfind("_Z", 0) != 0) {
-    return {};
-  }
-  std::string const z{name};
-  int status = 0;
-  char* d = abi::__cxa_demangle(z.c_str(), nullptr, nullptr, &status);
-  std::string out;
-  if (status == 0 && d != nullptr) {
-    out = d;
-  }
-  std::free(d);
-  return out;
-}
+/// Demangled form of an Itanium-mangled name ("" when `name` is not one), as nsys writes it.
+std::string demangle(std::string_view name) { return demangle_kernel_name(name); }
 
 // ------------------------------------------------------------------------------------------------
 // Delivering a process.

@@ -74,6 +74,7 @@ __attribute__((tls_model("initial-exec"))) thread_local bool t_dead = false;
 
 struct domain_rec {
   std::uint32_t index;
+  bool off = false;  ///< filtered out (set_domain_filter): its events are dropped
 };
 struct string_rec {
   std::uint32_t id;
@@ -601,6 +602,60 @@ inline std::uint32_t domain_index(nvtxDomainHandle_t d) noexcept {
 inline bool on() noexcept { return g_recording.load(std::memory_order_relaxed); }
 
 // ---------------------------------------------------------------------------------------------
+// Capture windows and domain filters (state; the event paths are below the event callbacks'
+// helpers). Set before attach, except the window flag and the trigger's ids.
+
+std::atomic<bool> g_gated{false};        ///< gating on and the window closed
+std::atomic<bool> g_gating{false};       ///< set_window_config was called
+std::atomic<bool> g_stopped{false};      ///< set_recording(false): nothing more, windows or not
+std::atomic<bool> g_default_off{false};  ///< the default domain is filtered out
+constexpr std::uint32_t no_domain = 0xFFFFFFFFU;
+constexpr std::uint32_t any_domain = 0xFFFFFFFEU;
+std::atomic<std::uint32_t> g_trigger_domain{no_domain};  ///< domain index of the trigger range
+std::atomic<std::uint32_t> g_trigger_string{0};  ///< interned id of its text (0: not yet seen)
+std::atomic<std::uint64_t> g_trigger_id{0};  ///< start/end id of the range that opened the window
+std::atomic<bool> g_trigger_armed{false};    ///< a trigger range may (still) open a window
+
+struct window_state {
+  window_config config;
+  std::vector<std::string> filter;
+  bool filter_include = false;
+  bool filter_active = false;
+};
+/// Never destroyed (threads may outlive main).
+window_state& windows() noexcept {
+  static auto* w = new window_state;
+  return *w;
+}
+
+/// Whether events of the domain behind handle `d` are dropped by the domain filter.
+inline bool domain_off(nvtxDomainHandle_t d) noexcept {
+  return d == nullptr ? g_default_off.load(std::memory_order_relaxed)
+                      : reinterpret_cast<domain_rec const*>(d)->off;
+}
+
+/// Called under the names lock for each new interned text / domain.
+void note_new_text(std::string const& text, std::uint32_t id) noexcept {
+  if (g_gating.load(std::memory_order_relaxed) && text == windows().config.trigger_range) {
+    g_trigger_string.store(id, std::memory_order_relaxed);
+  }
+}
+void note_new_domain(std::string const& name, domain_rec& rec) noexcept {
+  window_state const& w = windows();
+  if (g_gating.load(std::memory_order_relaxed) && w.config.trigger_domain != "*" &&
+      !w.config.trigger_domain.empty() && w.config.trigger_domain == name) {
+    g_trigger_domain.store(rec.index, std::memory_order_relaxed);
+  }
+  if (w.filter_active) {
+    bool named = false;
+    for (auto const& n : w.filter) {
+      named = named || n == name;
+    }
+    rec.off = named != w.filter_include;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Event callbacks (hot).
 
 inline void mark_impl(std::uint32_t domain, fields const& f, message_src const& m) noexcept {
@@ -618,10 +673,28 @@ inline int push_impl(std::uint32_t domain, fields const& f, message_src const& m
   return t->depth[domain % depth_slots]++;
 }
 
+enum class gated_pop { record, drop, record_and_close };
+gated_pop classify_pop(thread_state& t, std::uint32_t domain) noexcept;
+void close_after_trigger() noexcept;
+
 inline int pop_impl(std::uint32_t domain) noexcept {
   thread_state* t = self();
   if (NVTXPP_UNLIKELY(t == nullptr)) {
     return -1;
+  }
+  if (NVTXPP_UNLIKELY(t->gated_n != 0)) {
+    gated_pop const g = classify_pop(*t, domain);
+    if (g == gated_pop::drop) {
+      return -1;
+    }
+    if (g == gated_pop::record_and_close) {
+      unsigned char* p = reserve(t, max_bare_head);
+      commit(t, put_head(t, p, head_of(event_type::pop, message_kind::none, false), domain));
+      int& d = t->depth[domain % depth_slots];
+      int const level = d > 0 ? --d : -1;
+      close_after_trigger();
+      return level;
+    }
   }
   unsigned char* p = reserve(t, max_bare_head);
   commit(t, put_head(t, p, head_of(event_type::pop, message_kind::none, false), domain));
@@ -642,11 +715,177 @@ inline nvtxRangeId_t start_impl(std::uint32_t domain, fields& f, message_src con
 }
 
 inline void end_impl(std::uint32_t domain, nvtxRangeId_t id) noexcept {
+  // 0: a range begun outside the capture window; the trigger's id: its end closes the window.
+  bool close = false;
+  if (NVTXPP_UNLIKELY(id == 0 || id == g_trigger_id.load(std::memory_order_relaxed))) {
+    if (g_gating.load(std::memory_order_relaxed)) {
+      if (id == 0) {
+        return;
+      }
+      close = g_trigger_id.exchange(0, std::memory_order_relaxed) == id;
+    }
+  }
   if (thread_state* t = self()) {
     fields f;
     f.flags = flag::has_id;
     f.id = id;
     write_record(t, event_type::end, domain, f, message_src{});
+  }
+  if (close) {
+    close_after_trigger();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Capture windows: the event paths while the window is closed (g_recording false, g_gated
+// true). Cold; a range's cost outside the window is the callback's flag test plus this.
+
+/// Whether `m` in `domain` names the trigger range.
+bool is_trigger(std::uint32_t domain, message_src const& m) noexcept {
+  if (!g_trigger_armed.load(std::memory_order_acquire)) {
+    return false;
+  }
+  std::uint32_t const want_domain = g_trigger_domain.load(std::memory_order_relaxed);
+  if (want_domain != any_domain && want_domain != domain) {
+    return false;
+  }
+  std::string const& want = windows().config.trigger_range;
+  if (m.kind == message_kind::string_id) {
+    return m.string_id != 0 && m.string_id == g_trigger_string.load(std::memory_order_relaxed);
+  }
+  if (m.text != nullptr) {
+    return m.length == want.size() && std::memcmp(m.text, want.data(), want.size()) == 0;
+  }
+  if (m.wide != nullptr) {
+    try {
+      bool truncated = false;
+      return wide_to_string(m.wide, truncated) == want;
+    } catch (...) {
+      return false;
+    }
+  }
+  return false;
+}
+
+/// The trigger range begins: the front end may open the window.
+bool trigger_opens(std::uint32_t domain, message_src const& m) noexcept {
+  if (!g_trigger_armed.load(std::memory_order_acquire)) {
+    return false;
+  }
+  window_config const& c = windows().config;
+  if (c.trigger_begin == nullptr || !is_trigger(domain, m)) {
+    return false;
+  }
+  c.trigger_begin();
+  return on();
+}
+
+void close_after_trigger() noexcept {
+  if (auto end = windows().config.trigger_end) {
+    end();
+  }
+}
+
+void add_gated(thread_state& t, std::uint32_t domain, int depth, bool trigger) noexcept {
+  if (t.gated_n < thread_state::max_gated) {
+    t.gated[t.gated_n] = {domain % depth_slots, depth, trigger};
+    ++t.gated_n;
+  } else {
+    ++t.gated_lost;
+  }
+}
+
+gated_pop classify_pop(thread_state& t, std::uint32_t domain) noexcept {
+  std::uint32_t const slot = domain % depth_slots;
+  int const depth = t.depth[slot];
+  for (std::uint32_t i = t.gated_n; i-- > 0;) {
+    thread_state::gated_range const g = t.gated[i];
+    if (g.slot != slot) {
+      continue;
+    }
+    // The newest entry of this slot is on top when no recorded range was pushed over it.
+    bool const top = g.trigger ? g.depth + 1 == depth : g.depth == depth;
+    if (!top) {
+      break;
+    }
+    for (std::uint32_t j = i + 1; j < t.gated_n; ++j) {
+      t.gated[j - 1] = t.gated[j];
+    }
+    --t.gated_n;
+    return g.trigger ? gated_pop::record_and_close : gated_pop::drop;
+  }
+  return gated_pop::record;
+}
+
+/// `f`: the event's fields (nullptr: none). The callbacks pass no temporaries: zeroing one costs
+/// more than the rest of this path.
+__attribute__((noinline, cold)) int gated_push(std::uint32_t domain, fields const* f,
+                                               message_src const& m) noexcept {
+  if (!g_gated.load(std::memory_order_relaxed)) {
+    return 0;  // not gating (recording was switched off)
+  }
+  thread_state* t = self();
+  if (t == nullptr) {
+    return -1;
+  }
+  if (trigger_opens(domain, m)) {
+    int const level = push_impl(domain, f != nullptr ? *f : fields{}, m);
+    add_gated(*t, domain, level, true);
+    return level;
+  }
+  int const level = t->depth[domain % depth_slots];
+  add_gated(*t, domain, level, false);
+  return level;
+}
+
+/// A pop while the window is closed: recorded when its push was.
+__attribute__((noinline, cold)) int gated_pop_event(std::uint32_t domain,
+                                                    fields const* f = nullptr) noexcept {
+  if (!g_gated.load(std::memory_order_relaxed)) {
+    return 0;
+  }
+  thread_state* t = t_self;
+  if (t == nullptr) {
+    return -1;
+  }
+  gated_pop const g = t->gated_n != 0 ? classify_pop(*t, domain) : gated_pop::record;
+  int& d = t->depth[domain % depth_slots];
+  if (g == gated_pop::drop || d == 0) {
+    return -1;
+  }
+  write_record(t, event_type::pop, domain, f != nullptr ? *f : fields{}, message_src{});
+  --d;
+  if (g == gated_pop::record_and_close) {
+    close_after_trigger();
+  }
+  return d;
+}
+
+__attribute__((noinline, cold)) nvtxRangeId_t gated_start(std::uint32_t domain, fields& f,
+                                                          message_src const& m) noexcept {
+  if (!g_gated.load(std::memory_order_relaxed) || !trigger_opens(domain, m)) {
+    return 0;
+  }
+  nvtxRangeId_t const id = start_impl(domain, f, m);
+  g_trigger_id.store(id, std::memory_order_relaxed);
+  return id;
+}
+
+/// An end while the window is closed: recorded when its start was (it has an id).
+__attribute__((noinline, cold)) void gated_end(std::uint32_t domain, nvtxRangeId_t id,
+                                               fields const* extra = nullptr) noexcept {
+  if (id == 0 || !g_gated.load(std::memory_order_relaxed)) {
+    return;
+  }
+  if (thread_state* t = self()) {
+    fields f = extra != nullptr ? *extra : fields{};
+    f.flags |= flag::has_id;
+    f.id = id;
+    write_record(t, event_type::end, domain, f, message_src{});
+  }
+  std::uint64_t expected = id;
+  if (g_trigger_id.compare_exchange_strong(expected, 0, std::memory_order_relaxed)) {
+    close_after_trigger();
   }
 }
 
@@ -670,6 +909,48 @@ inline int push_impl(std::uint32_t domain, nvtxEventAttributes_t const* a) noexc
   return push_impl(domain, f, m);
 }
 
+__attribute__((noinline, cold)) int gated_push_attr(std::uint32_t domain,
+                                                    nvtxEventAttributes_t const* a) noexcept {
+  if (!g_gated.load(std::memory_order_relaxed)) {
+    return 0;
+  }
+  fields f;
+  message_src m;
+  read_attributes(a, f, m);
+  return gated_push(domain, &f, m);
+}
+/// nvtxRangePushA outside the window: the text is looked at only when a trigger may match.
+__attribute__((noinline, cold)) int gated_push_a(char const* s) noexcept {
+  if (!g_gated.load(std::memory_order_relaxed)) {
+    return 0;
+  }
+  // Only a text equal to the trigger's is measured (ascii() would scan up to 4 KiB of it).
+  bool maybe = false;
+  if (g_trigger_armed.load(std::memory_order_acquire) && s != nullptr) {
+    std::string const& want = windows().config.trigger_range;
+    maybe = std::strncmp(s, want.c_str(), want.size() + 1) == 0;
+  }
+  return gated_push(0, nullptr, maybe ? ascii(s) : message_src{});
+}
+__attribute__((noinline, cold)) nvtxRangeId_t gated_start_attr(
+    std::uint32_t domain, nvtxEventAttributes_t const* a) noexcept {
+  if (!g_gated.load(std::memory_order_relaxed)) {
+    return 0;
+  }
+  fields f;
+  message_src m;
+  read_attributes(a, f, m);
+  return gated_start(domain, f, m);
+}
+
+/// Installed for the default domain's calls when the domain filter drops it.
+template <class R, class... A>
+R NVTX_API cb_drop(A...) {
+  if constexpr (!std::is_void_v<R>) {
+    return R{};
+  }
+}
+
 void NVTX_API cb_mark_ex(nvtxEventAttributes_t const* a) {
   if (on()) {
     mark_impl(0, a);
@@ -689,43 +970,49 @@ void NVTX_API cb_mark_w(wchar_t const* s) {
   }
 }
 void NVTX_API cb_domain_mark_ex(nvtxDomainHandle_t d, nvtxEventAttributes_t const* a) {
-  if (on()) {
+  if (on() && !domain_off(d)) {
     mark_impl(domain_index(d), a);
   }
 }
 
 nvtxRangeId_t NVTX_API cb_start_ex(nvtxEventAttributes_t const* a) {
-  return on() ? start_impl(0, a) : 0;
+  return on() ? start_impl(0, a) : gated_start_attr(0, a);
 }
 nvtxRangeId_t NVTX_API cb_start_a(char const* s) {
-  if (!on()) {
-    return 0;
-  }
   fields f;
-  return start_impl(0, f, ascii(s));
+  return on() ? start_impl(0, f, ascii(s)) : gated_start(0, f, ascii(s));
 }
 nvtxRangeId_t NVTX_API cb_start_w(wchar_t const* s) {
-  if (!on()) {
-    return 0;
-  }
   fields f;
-  return start_impl(0, f, wide(s));
+  return on() ? start_impl(0, f, wide(s)) : gated_start(0, f, wide(s));
 }
 nvtxRangeId_t NVTX_API cb_domain_start_ex(nvtxDomainHandle_t d, nvtxEventAttributes_t const* a) {
-  return on() ? start_impl(domain_index(d), a) : 0;
+  if (domain_off(d)) {
+    return 0;
+  }
+  return on() ? start_impl(domain_index(d), a) : gated_start_attr(domain_index(d), a);
 }
 void NVTX_API cb_end(nvtxRangeId_t id) {
   if (on()) {
     end_impl(0, id);
+  } else {
+    gated_end(0, id);
   }
 }
 void NVTX_API cb_domain_end(nvtxDomainHandle_t d, nvtxRangeId_t id) {
+  if (domain_off(d)) {
+    return;
+  }
   if (on()) {
     end_impl(domain_index(d), id);
+  } else {
+    gated_end(domain_index(d), id);
   }
 }
 
-int NVTX_API cb_push_ex(nvtxEventAttributes_t const* a) { return on() ? push_impl(0, a) : 0; }
+int NVTX_API cb_push_ex(nvtxEventAttributes_t const* a) {
+  return on() ? push_impl(0, a) : gated_push_attr(0, a);
+}
 
 // nvtxRangePushA and nvtxRangePop, the calls programs make most, in two parts: a fast one that
 // makes no call (so it needs no stack frame and saves no register: about 1 ns of a range's few)
@@ -747,7 +1034,7 @@ __attribute__((noinline)) int push_a_general(char const* s, bool short_tried) no
 
 int NVTX_API cb_push_a(char const* s) {
   if (!on()) {
-    return 0;
+    return gated_push_a(s);
   }
 #if NVTXPP_RECORDING_HAVE_TSC
   thread_state* const t = t_self;
@@ -760,19 +1047,24 @@ int NVTX_API cb_push_a(char const* s) {
 #endif
   return push_a_general(s, false);
 }
-int NVTX_API cb_push_w(wchar_t const* s) { return on() ? push_impl(0, fields{}, wide(s)) : 0; }
+int NVTX_API cb_push_w(wchar_t const* s) {
+  return on() ? push_impl(0, fields{}, wide(s)) : gated_push(0, nullptr, wide(s));
+}
 int NVTX_API cb_domain_push_ex(nvtxDomainHandle_t d, nvtxEventAttributes_t const* a) {
-  return on() ? push_impl(domain_index(d), a) : 0;
+  if (domain_off(d)) {
+    return 0;
+  }
+  return on() ? push_impl(domain_index(d), a) : gated_push_attr(domain_index(d), a);
 }
 __attribute__((noinline)) int pop_general() noexcept { return pop_impl(0); }
 
 int NVTX_API cb_pop() {
   if (!on()) {
-    return 0;
+    return gated_pop_event(0);
   }
 #if NVTXPP_RECORDING_HAVE_TSC
   thread_state* const t = t_self;
-  if (NVTXPP_LIKELY(t != nullptr && g_tsc.load(std::memory_order_relaxed) &&
+  if (NVTXPP_LIKELY(t != nullptr && t->gated_n == 0 && g_tsc.load(std::memory_order_relaxed) &&
                     chunk_capacity - t->used >= max_bare_head)) {
     commit(t, put_head_at(t, t->cur->data + t->used,
                           head_of(event_type::pop, message_kind::none, false), 0, tsc_ticks()));
@@ -782,7 +1074,12 @@ int NVTX_API cb_pop() {
 #endif
   return pop_general();
 }
-int NVTX_API cb_domain_pop(nvtxDomainHandle_t d) { return on() ? pop_impl(domain_index(d)) : 0; }
+int NVTX_API cb_domain_pop(nvtxDomainHandle_t d) {
+  if (domain_off(d)) {
+    return 0;
+  }
+  return on() ? pop_impl(domain_index(d)) : gated_pop_event(domain_index(d));
+}
 
 // ---------------------------------------------------------------------------------------------
 // Naming callbacks (cold: lock, intern, allocate).
@@ -793,6 +1090,7 @@ std::uint32_t intern_locked(name_state& s, std::string const& text) {
   if (fresh) {
     it->second = static_cast<std::uint32_t>(s.tables.strings.size());
     s.tables.strings.push_back(text);
+    note_new_text(text, it->second);
     if (published_hooks().string_defined != nullptr) {
       published_hooks().string_defined(it->second, text);
     }
@@ -959,6 +1257,7 @@ nvtxDomainHandle_t create_domain(Char const* name) noexcept {
         auto index = static_cast<std::uint32_t>(s.tables.domains.size());
         s.tables.domains.push_back(n.text);
         it->second = &s.domain_recs.emplace_back(domain_rec{index});
+        note_new_domain(n.text, *it->second);
         if (published_hooks().domain_defined != nullptr) {
           published_hooks().domain_defined(index, n.text);
         }
@@ -1127,8 +1426,17 @@ void NVTX_API cb_sync(nvtxSyncUser_t h) {
 // ---------------------------------------------------------------------------------------------
 // Extension: payload module (schemas, enums, payload-carrying events, nvtxDomainIsEnabled).
 
-std::uint8_t NVTX_API cb_domain_is_enabled(nvtxDomainHandle_t) {
-  return on() ? std::uint8_t{1} : std::uint8_t{0};
+std::uint8_t NVTX_API cb_domain_is_enabled(nvtxDomainHandle_t d) {
+  if (domain_off(d)) {
+    return 0;  // filtered out: formatting front ends may skip their work
+  }
+  if (on()) {
+    return 1;
+  }
+  // Outside a capture window nothing is recorded, unless the event may open it (a trigger).
+  return g_gated.load(std::memory_order_relaxed) && g_trigger_armed.load(std::memory_order_acquire)
+             ? std::uint8_t{1}
+             : std::uint8_t{0};
 }
 
 std::string copy_text(char const* s) {
@@ -1220,48 +1528,73 @@ std::uint64_t NVTX_API cb_enum_register(nvtxDomainHandle_t d, nvtxPayloadEnumAtt
 
 // The nvtx*Payload calls: the event with its payloads and no message (hot: no lock).
 void NVTX_API cb_mark_payload(nvtxDomainHandle_t d, nvtxPayloadData_t const* p, std::size_t n) {
-  if (on()) {
+  if (on() && !domain_off(d)) {
     fields f;
     attach_items(f, p, n);
     mark_impl(domain_index(d), f, message_src{});
   }
 }
 int NVTX_API cb_push_payload(nvtxDomainHandle_t d, nvtxPayloadData_t const* p, std::size_t n) {
-  if (!on()) {
+  if (domain_off(d)) {
     return 0;
   }
   fields f;
   attach_items(f, p, n);
-  return push_impl(domain_index(d), f, message_src{});
+  return on() ? push_impl(domain_index(d), f, message_src{})
+              : gated_push(domain_index(d), &f, message_src{});
 }
 int NVTX_API cb_pop_payload(nvtxDomainHandle_t d, nvtxPayloadData_t const* p, std::size_t n) {
-  if (!on()) {
+  if (domain_off(d)) {
     return 0;
+  }
+  fields f;
+  attach_items(f, p, n);
+  if (!on()) {
+    return gated_pop_event(domain_index(d), &f);
   }
   thread_state* t = self();
   if (NVTXPP_UNLIKELY(t == nullptr)) {
     return -1;
   }
   std::uint32_t const domain = domain_index(d);
-  fields f;
-  attach_items(f, p, n);
+  bool close = false;
+  if (NVTXPP_UNLIKELY(t->gated_n != 0)) {
+    gated_pop const g = classify_pop(*t, domain);
+    if (g == gated_pop::drop) {
+      return -1;
+    }
+    close = g == gated_pop::record_and_close;
+  }
   write_record(t, event_type::pop, domain, f, message_src{});
+  if (close) {
+    close_after_trigger();
+  }
   int& depth = t->depth[domain % depth_slots];
   return depth > 0 ? --depth : -1;
 }
 nvtxRangeId_t NVTX_API cb_start_payload(nvtxDomainHandle_t d, nvtxPayloadData_t const* p,
                                         std::size_t n) {
-  if (!on()) {
+  if (domain_off(d)) {
     return 0;
   }
   fields f;
   attach_items(f, p, n);
-  return start_impl(domain_index(d), f, message_src{});
+  return on() ? start_impl(domain_index(d), f, message_src{})
+              : gated_start(domain_index(d), f, message_src{});
 }
 void NVTX_API cb_end_payload(nvtxDomainHandle_t d, nvtxRangeId_t id, nvtxPayloadData_t const* p,
                              std::size_t n) {
-  if (!on()) {
+  if (domain_off(d)) {
     return;
+  }
+  if (!on()) {
+    fields f;
+    attach_items(f, p, n);
+    gated_end(domain_index(d), id, &f);
+    return;
+  }
+  if (id == 0 && g_gating.load(std::memory_order_relaxed)) {
+    return;  // begun outside the capture window
   }
   if (thread_state* t = self()) {
     fields f;
@@ -1334,6 +1667,9 @@ std::uint64_t NVTX_API cb_counter_register(nvtxDomainHandle_t d, nvtxCounterAttr
 
 inline void counter_record(nvtxDomainHandle_t d, std::uint64_t id, counter_sample_kind kind,
                            fields& f) noexcept {
+  if (domain_off(d)) {
+    return;
+  }
   if (thread_state* t = self()) {
     f.flags |= flag::has_id | flag::has_category;
     f.id = id;
@@ -1476,7 +1812,59 @@ void set_hooks(hooks const& h) noexcept { g_hooks = h; }
 
 bool attached() noexcept { return g_attached.load(std::memory_order_acquire); }
 
-void set_recording(bool on_) noexcept { g_recording.store(on_, std::memory_order_release); }
+void set_recording(bool on_) noexcept {
+  g_stopped.store(!on_, std::memory_order_seq_cst);
+  if (!on_) {
+    g_gated.store(false, std::memory_order_relaxed);
+  }
+  g_recording.store(on_, std::memory_order_release);
+}
+
+void set_window_config(window_config const& c) {
+  windows().config = c;
+  g_trigger_domain.store(c.trigger_domain.empty()  ? 0U
+                         : c.trigger_domain == "*" ? any_domain
+                                                   : no_domain,
+                         std::memory_order_relaxed);
+  // Release: a thread that sees the trigger armed sees the configuration (acquire loads).
+  g_trigger_armed.store(!c.trigger_range.empty() && c.trigger_begin != nullptr,
+                        std::memory_order_release);
+  g_gating.store(true, std::memory_order_release);
+  set_window(false);
+}
+
+void set_trigger_armed(bool armed) noexcept {
+  g_trigger_armed.store(armed, std::memory_order_relaxed);
+}
+
+void set_window(bool open) noexcept {
+  if (!g_gating.load(std::memory_order_acquire)) {
+    return;
+  }
+  // Closed: g_gated before g_recording goes false, so no event sees both false (it would be
+  // dropped with its end). Open: the reverse.
+  if (open) {
+    if (g_stopped.load(std::memory_order_seq_cst)) {
+      return;
+    }
+    g_recording.store(true, std::memory_order_release);
+    g_gated.store(false, std::memory_order_release);
+  } else {
+    g_gated.store(true, std::memory_order_release);
+    g_recording.store(false, std::memory_order_release);
+    if (g_stopped.load(std::memory_order_seq_cst)) {
+      g_gated.store(false, std::memory_order_relaxed);
+    }
+  }
+}
+
+void set_domain_filter(std::vector<std::string> const& names, bool default_named, bool include) {
+  window_state& w = windows();
+  w.filter = names;
+  w.filter_include = include;
+  w.filter_active = true;
+  g_default_off.store(default_named != include, std::memory_order_relaxed);
+}
 
 bool recording() noexcept { return g_recording.load(std::memory_order_acquire); }
 
@@ -1549,6 +1937,19 @@ int attach(void const* (*get_export_table)(std::uint32_t)) noexcept {
   put(t, n, NVTX_CBID_CORE_NameCategoryW, &cb_name_category_w);
   put(t, n, NVTX_CBID_CORE_NameOsThreadA, &cb_name_thread_a);
   put(t, n, NVTX_CBID_CORE_NameOsThreadW, &cb_name_thread_w);
+  if (g_default_off.load(std::memory_order_relaxed)) {  // the domain filter drops the default one
+    put(t, n, NVTX_CBID_CORE_MarkEx, &cb_drop<void, nvtxEventAttributes_t const*>);
+    put(t, n, NVTX_CBID_CORE_MarkA, &cb_drop<void, char const*>);
+    put(t, n, NVTX_CBID_CORE_MarkW, &cb_drop<void, wchar_t const*>);
+    put(t, n, NVTX_CBID_CORE_RangeStartEx, &cb_drop<nvtxRangeId_t, nvtxEventAttributes_t const*>);
+    put(t, n, NVTX_CBID_CORE_RangeStartA, &cb_drop<nvtxRangeId_t, char const*>);
+    put(t, n, NVTX_CBID_CORE_RangeStartW, &cb_drop<nvtxRangeId_t, wchar_t const*>);
+    put(t, n, NVTX_CBID_CORE_RangeEnd, &cb_drop<void, nvtxRangeId_t>);
+    put(t, n, NVTX_CBID_CORE_RangePushEx, &cb_drop<int, nvtxEventAttributes_t const*>);
+    put(t, n, NVTX_CBID_CORE_RangePushA, &cb_drop<int, char const*>);
+    put(t, n, NVTX_CBID_CORE_RangePushW, &cb_drop<int, wchar_t const*>);
+    put(t, n, NVTX_CBID_CORE_RangePop, &cb_drop<int>);
+  }
 
   if (module_table(etbl, NVTX_CB_MODULE_CORE2, t, n)) {
     put(t, n, NVTX_CBID_CORE2_DomainMarkEx, &cb_domain_mark_ex);

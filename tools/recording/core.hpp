@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace nvtxpp::recording {
 
@@ -43,6 +44,7 @@ struct thread_state {
   chunk* cur = nullptr;
   std::uint32_t used = 0;
   std::uint32_t index = 0;
+  std::uint32_t gated_n = 0;  ///< capture windows: entries of `gated` (pops look when not 0)
   std::uint64_t next_range = 0;
   std::int64_t last_ticks = 0;  ///< ticks of the last record in `cur` (0 at a block's start)
   int depth[depth_slots] = {};
@@ -63,6 +65,16 @@ struct thread_state {
   std::uint32_t spares = 0;               ///< how many blocks `spare` holds (owner only)
   std::atomic<chunk*> returned{nullptr};  ///< blocks the writer has written and given back
   thread_state* next = nullptr;           ///< next registered thread (immutable once linked)
+  /// Capture windows: push/pop ranges of this thread still open that began while the window was
+  /// closed (not recorded: their pops are dropped), or that opened it (their pop closes it).
+  struct gated_range {
+    std::uint32_t slot;  ///< domain % depth_slots
+    int depth;           ///< depth[slot] when pushed
+    bool trigger;        ///< the range that opened the window (recorded)
+  };
+  static constexpr std::uint32_t max_gated = 32;
+  gated_range gated[max_gated] = {};
+  std::uint32_t gated_lost = 0;  ///< pushes past max_gated (their pops cannot be told apart)
 };
 
 /// @brief What a front end does at the moments the core cannot decide alone. Called outside
@@ -106,6 +118,34 @@ void set_recording(bool on) noexcept;
 
 /// @brief Whether events are being recorded.
 [[nodiscard]] bool recording() noexcept;
+
+/// @brief Capture windows (nvtxpp-capture's --capture-range, --delay, ...). While gating is on
+/// and the window closed, events are dropped at the cost of the flag test that `recording()`
+/// already makes; a range begun inside a window is recorded whole (its end is kept after the
+/// window closes), a range begun outside is not recorded at all (its end is dropped inside).
+struct window_config {
+  std::string trigger_range;   ///< NVTX range whose begin calls trigger_begin ("" none)
+  std::string trigger_domain;  ///< its domain: "" the default domain, "*" any domain
+  /// The trigger range begins while the window is closed: the front end may open it (the range
+  /// is then recorded, and its end calls trigger_end).
+  void (*trigger_begin)() noexcept = nullptr;
+  void (*trigger_end)() noexcept = nullptr;  ///< the range that opened the window ends
+};
+
+/// @brief Turns gating on with `c` (before `attach`); the window starts closed.
+void set_window_config(window_config const& c);
+
+/// @brief Whether the trigger range still calls trigger_begin (false once no window can open
+/// again: a range named like the trigger then costs what any range outside the window does).
+void set_trigger_armed(bool armed) noexcept;
+
+/// @brief Opens or closes the window (any thread; ignored once recording was switched off).
+void set_window(bool open) noexcept;
+
+/// @brief NVTX domains to drop entirely: those named in `names` (`include` false) or those not
+/// named (`include` true); `default_named`: whether the default domain is among the names. Call
+/// before `attach`.
+void set_domain_filter(std::vector<std::string> const& names, bool default_named, bool include);
 
 /// @brief Current time in ticks (TSC cycles where invariant, else CLOCK_MONOTONIC ns).
 [[nodiscard]] std::int64_t now_ticks() noexcept;

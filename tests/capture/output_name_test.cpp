@@ -1,0 +1,77 @@
+// The trace file's name (tools/capture/cli/output_name.hpp): patterns, rank detection, where the
+// rank goes. The launcher's behaviour end to end is in scale_tests.py.
+#include "cli/output_name.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <map>
+
+namespace cli = nvtxpp::capture::cli;
+
+namespace {
+cli::env_lookup env(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](std::string const& name) -> std::optional<std::string> {
+    if (auto it = vars.find(name); it != vars.end()) {
+      return it->second;
+    }
+    return std::nullopt;
+  };
+}
+}  // namespace
+
+TEST_CASE("patterns expand") {
+  auto const e = env({{"JOB", "42"}, {"EMPTY", ""}});
+  CHECK(cli::expand_pattern("t.%p.json", 123, e) == "t.123.json");
+  CHECK(cli::expand_pattern("%q{JOB}-%%-%p%p", 7, e) == "42-%-77");
+  CHECK(cli::expand_pattern("x%q{EMPTY}y", 1, e) == "xy");  // set but empty is set
+  CHECK(cli::expand_pattern("plain", 1, e) == "plain");
+  CHECK_FALSE(cli::expand_pattern("%h", 1, e).empty());
+  CHECK_THROWS_AS(cli::expand_pattern("%q{NOPE}", 1, e), cli::name_error);
+  CHECK_THROWS_AS(cli::check_pattern("a%", e), cli::name_error);
+  CHECK_THROWS_AS(cli::check_pattern("a%d", e), cli::name_error);
+  CHECK_THROWS_AS(cli::check_pattern("%q{JOB", e), cli::name_error);
+  CHECK_THROWS_AS(cli::check_pattern("%qJOB", e), cli::name_error);
+  CHECK_NOTHROW(cli::check_pattern("%p.%h.%q{JOB}.%%", e));
+}
+
+TEST_CASE("multi-rank launches are recognised by their launcher's variables") {
+  CHECK_FALSE(cli::detect_rank(env({})));
+  CHECK_FALSE(
+      cli::detect_rank(env({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "1"}})));
+  CHECK_FALSE(cli::detect_rank(env({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "four"}})));
+  CHECK_FALSE(cli::detect_rank(env({{"PMI_RANK", "-1"}, {"PMI_SIZE", "2"}})));
+  auto r = cli::detect_rank(env({{"OMPI_COMM_WORLD_RANK", "3"},
+                                 {"OMPI_COMM_WORLD_SIZE", "4"},
+                                 {"SLURM_PROCID", "9"},
+                                 {"SLURM_NTASKS", "16"}}));
+  REQUIRE(r);
+  CHECK(r->rank == 3);  // Open MPI's own variables win over Slurm's
+  CHECK(r->size == 4);
+  CHECK(r->variable == "OMPI_COMM_WORLD_RANK");
+  r = cli::detect_rank(env({{"PMIX_RANK", "5"}, {"SLURM_NTASKS", "8"}}));
+  REQUIRE(r);
+  CHECK((r->rank == 5 && r->variable == "PMIX_RANK"));
+  r = cli::detect_rank(env({{"SLURM_PROCID", "1"}, {"SLURM_NPROCS", "2"}}));
+  REQUIRE(r);
+  CHECK(r->rank == 1);
+}
+
+TEST_CASE("which patterns tell ranks apart") {
+  CHECK(cli::pattern_tells_ranks_apart("t.%p.json"));
+  CHECK(cli::pattern_tells_ranks_apart("t.%q{OMPI_COMM_WORLD_RANK}.json"));
+  CHECK(cli::pattern_tells_ranks_apart("t.%q{SLURM_PROCID}.sqlite"));
+  CHECK(cli::pattern_tells_ranks_apart("t.%h.%q{SLURM_LOCALID}.json"));
+  CHECK_FALSE(cli::pattern_tells_ranks_apart("t.%q{SLURM_LOCALID}.json"));  // per host only
+  CHECK_FALSE(cli::pattern_tells_ranks_apart("t.%h.json"));
+  CHECK_FALSE(cli::pattern_tells_ranks_apart("t.%q{JOB}.json"));
+  CHECK_FALSE(cli::pattern_tells_ranks_apart("t.json"));
+}
+
+TEST_CASE("the rank goes before the extension") {
+  CHECK(cli::insert_before_extension("trace.json", "rank3") == "trace.rank3.json");
+  CHECK(cli::insert_before_extension("out/trace.sqlite", "rank0") == "out/trace.rank0.sqlite");
+  CHECK(cli::insert_before_extension("a.b/trace", "rank1") == "a.b/trace.rank1");
+  CHECK(cli::insert_before_extension(".hidden", "rank1") == ".hidden.rank1");
+  CHECK(cli::insert_before_extension("dir/.hidden", "rank1") == "dir/.hidden.rank1");
+  CHECK(cli::insert_before_extension("trace.tar.json", "pid7") == "trace.tar.pid7.json");
+}
