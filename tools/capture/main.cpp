@@ -6,6 +6,7 @@
 // program starts). 3: the program succeeded but writing the trace failed (the raw recording is
 // kept). 127: the program could not be started.
 
+#include "cli/merge_main.hpp"
 #include "sqlite_sink.hpp"
 #include "trace_model.hpp"
 #include "writers.hpp"
@@ -36,6 +37,7 @@ namespace {
 constexpr char usage[] =
     "usage: nvtxpp-capture [options] [--] program [args...]\n"
     "       nvtxpp-capture --convert DIR [-o FILE] [--summary-only|--no-summary] [--csv]\n"
+    "       nvtxpp-capture merge [-o OUT] [--summary-only|--no-summary] [--csv] FILE...\n"
     "\n"
     "Runs program with the nvtxpp NVTX injection library and records every NVTX call.\n"
     "When it ends, writes a Chrome Trace Event JSON file (open it in https://ui.perfetto.dev\n"
@@ -286,6 +288,9 @@ outputs_result write_outputs(std::string const& raw_dir, std::string const& outp
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "merge") == 0) {  // per-rank files onto one timeline
+    return cap::merge_main(argc - 1, argv + 1);
+  }
   std::string output = "nvtxpp-trace.json";
   std::string keep_raw;
   std::string convert;
