@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 #include <unordered_map>
 
@@ -196,7 +197,11 @@ void write_merged_sqlite(std::string const& path, std::vector<merge_input> const
                          std::int64_t anchor_utc_ns) {
   {
     // The schema, the enum rows and the session start, as every capture has them.
-    sqlite_writer w{path};
+    sqlite_writer::options opts;
+    if (char const* v = std::getenv("NVTXPP_CAPTURE_FAIL_WRITE_AFTER"); v != nullptr && *v != 0) {
+      opts.fail_write_after = std::strtoull(v, nullptr, 10);  // the writers' disk-full test hook
+    }
+    sqlite_writer w{path, opts};
     w.session_start(anchor_utc_ns);
     w.capture_meta("NVTXPP_MERGED_INPUTS", std::to_string(inputs.size()));
     for (auto const& in : inputs) {
