@@ -174,7 +174,9 @@ int merge_main(int argc, char** argv) {
         if (summary) {
           sinks.push_back(&s);
         }
-        auto const t = read_sqlite_input(in, sinks);
+        // Only the JSON writer needs ranges thread by thread in time order (nesting depth).
+        auto const t =
+            sinks.empty() ? count_sqlite_input(in) : read_sqlite_input(in, sinks, extra != nullptr);
         all.processes += t.processes;
         all.ranges += t.ranges;
         all.marks += t.marks;
@@ -192,7 +194,7 @@ int merge_main(int argc, char** argv) {
       partial = temp_beside(output);
       if (ends_with(output, ".sqlite")) {
         write_merged_sqlite(partial, inputs, anchor);
-        per_input(nullptr);  // counts, and the summary when wanted
+        per_input(nullptr);  // the summary when wanted, else counts only
       } else {
         json_sink json{partial, 0};
         per_input(&json);

@@ -118,12 +118,15 @@ std::string_view input_query::text(int col) const noexcept {
 
 sqlite_db open_input(std::string const& path) {
   sqlite3* raw = nullptr;
-  int const rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+  int const rc =
+      sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
   sqlite_db db{raw};
   if (rc != SQLITE_OK) {
     bad(path,
         std::string{"cannot be opened ("} + (raw ? sqlite3_errmsg(raw) : "out of memory") + ")");
   }
+  // A bounded page cache (16 MiB) that holds a small input whole between its queries.
+  sqlite3_exec(db.get(), "PRAGMA cache_size = -16384", nullptr, nullptr, nullptr);
   return db;
 }
 
@@ -204,7 +207,7 @@ merge_input inspect_input(std::string const& path, std::size_t order) {
       }
     }
   }
-  // Processes: PROCESSES rows, and every pid that owns a row of a table merge copies.
+  // Processes: the PROCESSES rows (ours and nsys's list every process that recorded).
   std::set<std::uint32_t> pids;
   std::map<std::uint32_t, std::string> names;
   if (has_table(db.get(), path, "PROCESSES")) {
@@ -215,6 +218,7 @@ merge_input inspect_input(std::string const& path, std::size_t order) {
       names[pid] = std::string{q.text(1)};
     }
   }
+  // Without a PROCESSES list, every pid that owns a row of a table merge copies (a scan each).
   static constexpr char const* owned[][2] = {{"NVTX_EVENTS", "globalTid"},
                                              {"CUPTI_ACTIVITY_KIND_RUNTIME", "globalTid"},
                                              {"CUPTI_ACTIVITY_KIND_KERNEL", "globalPid"},
@@ -222,7 +226,7 @@ merge_input inspect_input(std::string const& path, std::size_t order) {
                                              {"CUPTI_ACTIVITY_KIND_MEMSET", "globalPid"},
                                              {"GENERIC_EVENTS", "globalTid"}};
   for (auto const& [table, col] : owned) {
-    if (!has_table(db.get(), path, table)) {
+    if (!pids.empty() || !has_table(db.get(), path, table)) {
       continue;
     }
     auto const sql = fmt::format(

@@ -31,8 +31,8 @@ T narrow(std::int64_t v) noexcept {
 class process_reader {
  public:
   process_reader(merge_input const& in, input_process const& p, sqlite3* db,
-                 std::vector<trace_sink*> const& sinks, read_totals& totals)
-      : in_{in}, p_{p}, db_{db}, sinks_{sinks}, totals_{totals} {}
+                 std::vector<trace_sink*> const& sinks, read_totals& totals, bool ordered)
+      : in_{in}, p_{p}, db_{db}, sinks_{sinks}, totals_{totals}, ordered_{ordered} {}
 
   void run() {
     process_info info;
@@ -43,10 +43,7 @@ class process_reader {
     for (auto* s : sinks_) {
       s->begin_process(info);
     }
-    if (has("NVTX_EVENTS")) {
-      names();
-    }
-    threads();
+    names_and_threads();
     gpu();
     if (has("NVTX_EVENTS")) {
       events();
@@ -86,16 +83,40 @@ class process_reader {
     return static_cast<std::uint64_t>(gtid) & id24;
   }
 
-  // Domains (eventType 75) and category names (33).
-  void names() {
+  // Domains (eventType 75), category names (33) and thread names (39, and ThreadNames), in
+  // one pass over the NVTX events.
+  void names_and_threads() {
+    std::map<std::uint64_t, std::string> named;
+    if (has("ThreadNames")) {
+      auto q = query(
+          "SELECT t.globalTid, s.value FROM ThreadNames AS t JOIN StringIds AS s ON "
+          "s.id = t.nameId WHERE ((t.globalTid >> 24) & 16777215) = ?1");
+      while (q.next()) {
+        named[tid_of(q.i64(0))] = q.text(1);
+      }
+    }
+    if (has("NVTX_EVENTS")) {
+      names(named);
+    }
+    for (auto const& [tid, name] : named) {
+      thread_info th{p_.new_pid, tid, name, true};
+      for (auto* s : sinks_) {
+        s->on_thread(th);
+      }
+    }
+  }
+
+  void names(std::map<std::uint64_t, std::string>& threads) {
     auto q = query(
-        "SELECT e.eventType, e.domainId, e.category, e.start, coalesce(e.text, s.value, '') "
-        "FROM NVTX_EVENTS AS e LEFT JOIN StringIds AS s ON s.id = e.textId "
-        "WHERE e.eventType IN (33, 75) AND ((e.globalTid >> 24) & 16777215) = ?1 "
+        "SELECT e.eventType, e.domainId, e.category, e.start, coalesce(e.text, s.value, ''), "
+        "e.globalTid FROM NVTX_EVENTS AS e LEFT JOIN StringIds AS s ON s.id = e.textId "
+        "WHERE e.eventType IN (33, 39, 75) AND ((e.globalTid >> 24) & 16777215) = ?1 "
         "ORDER BY e.start");
     while (q.next()) {
       auto const domain = narrow<std::uint32_t>(q.i64(1));
-      if (q.i64(0) == 75) {
+      if (q.i64(0) == 39) {
+        threads[tid_of(q.i64(5))] = q.text(4);
+      } else if (q.i64(0) == 75) {
         auto& name = domains_[domain];
         name = q.text(4);
         domain_info d{p_.new_pid, domain, name};
@@ -110,33 +131,6 @@ class process_reader {
         for (auto* s : sinks_) {
           s->on_category(c);
         }
-      }
-    }
-  }
-
-  void threads() {
-    std::map<std::uint64_t, std::string> named;
-    if (has("ThreadNames")) {
-      auto q = query(
-          "SELECT t.globalTid, s.value FROM ThreadNames AS t JOIN StringIds AS s ON "
-          "s.id = t.nameId WHERE ((t.globalTid >> 24) & 16777215) = ?1");
-      while (q.next()) {
-        named[tid_of(q.i64(0))] = q.text(1);
-      }
-    }
-    if (has("NVTX_EVENTS")) {
-      auto q = query(
-          "SELECT e.globalTid, coalesce(e.text, s.value, '') FROM NVTX_EVENTS AS e LEFT JOIN "
-          "StringIds AS s ON s.id = e.textId WHERE e.eventType = 39 AND "
-          "((e.globalTid >> 24) & 16777215) = ?1 ORDER BY e.start");
-      while (q.next()) {
-        named[tid_of(q.i64(0))] = q.text(1);
-      }
-    }
-    for (auto const& [tid, name] : named) {
-      thread_info th{p_.new_pid, tid, name, true};
-      for (auto* s : sinks_) {
-        s->on_thread(th);
       }
     }
   }
@@ -329,12 +323,13 @@ class process_reader {
   // Ranges and marks, thread by thread in time order.
   void events() {
     auto q = query(
-        "SELECT e.start, e.end, e.eventType, e.rangeId, coalesce(e.category, 0), e.color, "
-        "coalesce(e.text, s.value, ''), e.globalTid, e.endGlobalTid, coalesce(e.domainId, 0), "
-        "e.uint64Value, e.int64Value, e.doubleValue, e.uint32Value, e.int32Value, e.floatValue "
-        "FROM NVTX_EVENTS AS e LEFT JOIN StringIds AS s ON s.id = e.textId "
-        "WHERE e.eventType IN (34, 59, 60) AND ((e.globalTid >> 24) & 16777215) = ?1 "
-        "ORDER BY e.globalTid, e.start");
+        std::string{"SELECT e.start, e.end, e.eventType, e.rangeId, coalesce(e.category, 0), "
+                    "e.color, coalesce(e.text, s.value, ''), e.globalTid, e.endGlobalTid, "
+                    "coalesce(e.domainId, 0), e.uint64Value, e.int64Value, e.doubleValue, "
+                    "e.uint32Value, e.int32Value, e.floatValue FROM NVTX_EVENTS AS e LEFT "
+                    "JOIN StringIds AS s ON s.id = e.textId WHERE e.eventType IN (34, 59, 60) "
+                    "AND ((e.globalTid >> 24) & 16777215) = ?1"} +
+        (ordered_ ? " ORDER BY e.globalTid, e.start" : ""));
     std::int64_t thread = -1;
     std::map<std::uint32_t, std::vector<std::int64_t>> open;  // per domain: ends of open ranges
     range_info r;
@@ -370,7 +365,7 @@ class process_reader {
       r.name = q.text(6);
       attributes(q, r.attr);
       r.depth = 0;
-      if (r.style == range_style::push_pop) {
+      if (ordered_ && r.style == range_style::push_pop) {
         auto& stack = open[r.attr.domain];
         while (!stack.empty() && stack.back() <= r.start_ns) {
           stack.pop_back();
@@ -449,6 +444,7 @@ class process_reader {
   sqlite3* db_;
   std::vector<trace_sink*> const& sinks_;
   read_totals& totals_;
+  bool ordered_;
   std::map<std::string, bool> tables_;
   std::map<std::uint32_t, std::string> domains_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::string> categories_;
@@ -458,11 +454,34 @@ class process_reader {
 
 }  // namespace
 
-read_totals read_sqlite_input(merge_input const& in, std::vector<trace_sink*> const& sinks) {
+read_totals count_sqlite_input(merge_input const& in) {
+  sqlite_db db = open_input(in.path);
+  read_totals totals;
+  totals.processes = in.processes.size();
+  auto count = [&](char const* table, char const* where) -> std::uint64_t {
+    if (!has_table(db.get(), in.path, table)) {
+      return 0;
+    }
+    auto const sql = fmt::format("SELECT count(*) FROM {} WHERE {}", table, where);
+    input_query q{db.get(), in.path, sql.c_str()};
+    return q.next() ? static_cast<std::uint64_t>(q.i64(0)) : 0;
+  };
+  totals.ranges = count("NVTX_EVENTS", "eventType IN (59, 60) AND end IS NOT NULL");
+  totals.marks = count("NVTX_EVENTS", "eventType = 34");
+  totals.gpu_ops = count("CUPTI_ACTIVITY_KIND_KERNEL", "1") +
+                   count("CUPTI_ACTIVITY_KIND_MEMCPY", "1") +
+                   count("CUPTI_ACTIVITY_KIND_MEMSET", "1");
+  totals.api_calls = count("CUPTI_ACTIVITY_KIND_RUNTIME", "1");
+  totals.counter_samples = count("GENERIC_EVENTS", "1");
+  return totals;
+}
+
+read_totals read_sqlite_input(merge_input const& in, std::vector<trace_sink*> const& sinks,
+                              bool ordered) {
   sqlite_db db = open_input(in.path);
   read_totals totals;
   for (auto const& p : in.processes) {
-    process_reader{in, p, db.get(), sinks, totals}.run();
+    process_reader{in, p, db.get(), sinks, totals, ordered}.run();
   }
   return totals;
 }
