@@ -66,6 +66,10 @@ class json_sink : public trace_sink {
   void end_process(process_info const& p) override;
   void finish() override;
 
+  /// @brief A "process_sort_index" metadata event: viewers list process `pid` by `index`
+  /// (merge: by rank) rather than by pid.
+  void process_sort_index(std::uint32_t pid, std::int64_t index);
+
   /// @brief Trace events written so far.
   [[nodiscard]] std::uint64_t events() const noexcept { return events_; }
   /// @brief Bytes written so far (after finish: the file's size).

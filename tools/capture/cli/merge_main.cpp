@@ -197,6 +197,11 @@ int merge_main(int argc, char** argv) {
         per_input(nullptr);  // the summary when wanted, else counts only
       } else {
         json_sink json{partial, 0};
+        for (auto const& in : inputs) {  // viewers list the processes by rank
+          for (auto const& p : in.processes) {
+            json.process_sort_index(p.new_pid, in.rank);
+          }
+        }
         per_input(&json);
         json.finish();
       }

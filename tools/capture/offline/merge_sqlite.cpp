@@ -227,6 +227,7 @@ void write_merged_sqlite(std::string const& path, std::vector<merge_input> const
     out_columns[t] = table_columns(out.get(), path, t);
   }
 
+  offsets next;
   for (auto const& in : inputs) {
     map.pids.clear();
     for (auto const& p : in.processes) {
@@ -243,19 +244,32 @@ void write_merged_sqlite(std::string const& path, std::vector<merge_input> const
     }
 
     out.exec("BEGIN");  // one transaction per input: SQLite detaches only outside one
-    offsets o;
+    // This input's ids go past the previous inputs' (from the inputs' maxima: a maximum over
+    // the growing output would make the merge quadratic).
+    offsets o = next;
     o.shift = in.shift_ns;
+    std::int64_t max_corr = 0;
+    std::int64_t max_domain = 0;
     for (auto const& t : tables) {
-      if (contains(out_columns[t], "correlationId")) {
-        o.correlation = std::max(o.correlation, max_of(out, "main", t, "correlationId"));
+      if (!has_table(out.get(), in.path, t, "src")) {
+        continue;
       }
-      if (contains(out_columns[t], "domainId")) {
-        o.domain = std::max(o.domain, max_of(out, "main", t, "domainId"));
+      auto const cols = table_columns(out.get(), in.path, t, "src");
+      if (contains(out_columns[t], "correlationId") && contains(cols, "correlationId")) {
+        max_corr = std::max(max_corr, max_of(out, "src", t, "correlationId"));
+      }
+      if (contains(out_columns[t], "domainId") && contains(cols, "domainId")) {
+        max_domain = std::max(max_domain, max_of(out, "src", t, "domainId"));
       }
     }
-    o.source = max_of(out, "main", "GENERIC_EVENT_SOURCES", "sourceId") + 1;
-    o.type = max_of(out, "main", "GENERIC_EVENT_TYPES", "typeId") + 1;
-    o.generic_event = max_of(out, "main", "GENERIC_EVENTS", "genericEventId") + 1;
+    auto src_max = [&](char const* table, char const* column) {
+      return has_table(out.get(), in.path, table, "src") ? max_of(out, "src", table, column) : 0;
+    };
+    next.correlation = o.correlation + max_corr;
+    next.domain = o.domain + max_domain;
+    next.source = o.source + src_max("GENERIC_EVENT_SOURCES", "sourceId") + 1;
+    next.type = o.type + src_max("GENERIC_EVENT_TYPES", "typeId") + 1;
+    next.generic_event = o.generic_event + src_max("GENERIC_EVENTS", "genericEventId") + 1;
 
     // Strings: one row per distinct value in the output; the input's ids mapped to it.
     out.exec(
