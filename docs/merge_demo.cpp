@@ -1,17 +1,13 @@
 // Demo for docs/capture.md "Multi-rank jobs": one rank of a bulk-synchronous solver, annotated
 // with nvtxpp, run as 4 ranks by mpirun (no MPI calls: the rank comes from Open MPI's variable).
 // Rank 2 computes 40 % longer than the others; the others spend that time in "exchange", as
-// they would waiting for it at a halo exchange.
-#include <time.h>
+// they would waiting for it at a halo exchange. The work is sleeps, so that 4 ranks on 2 cores
+// keep their proportions.
+#include <chrono>
 #include <cstdlib>
 #include <nvtxpp/nvtxpp.hpp>
-static void spin_us(int us) {
-  timespec a{}, b{};
-  clock_gettime(CLOCK_MONOTONIC, &a);
-  do {
-    clock_gettime(CLOCK_MONOTONIC, &b);
-  } while ((b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000 < us);
-}
+#include <thread>
+static void work_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 int main() {
   char const* r = std::getenv("OMPI_COMM_WORLD_RANK");
   int const rank = r != nullptr ? std::atoi(r) : 0;
@@ -20,11 +16,11 @@ int main() {
   for (int step = 0; step < 4; ++step) {
     {
       NVTXPP_SCOPE("compute");
-      spin_us(rank == 2 ? 1400 : 1000);
+      work_ms(rank == 2 ? 14 : 10);
     }
     {
       NVTXPP_SCOPE("exchange");
-      spin_us(rank == 2 ? 100 : 500);
+      work_ms(rank == 2 ? 1 : 5);
     }
   }
 }
