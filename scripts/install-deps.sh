@@ -10,6 +10,8 @@ for pkg in cmake ninja-build g++ clang libclang-rt-dev libfmt-dev catch2 libbenc
   libsqlite3-dev sqlite3 python3; do
   have_pkg "$pkg" || need+=("$pkg")
 done
+# Open MPI's mpirun: the merge test of a real multi-rank launch (capture.merge_mpirun).
+have_pkg openmpi-bin || need+=(openmpi-bin)
 if [ ${#need[@]} -gt 0 ]; then
   echo "nvtxpp: installing ${need[*]}"
   sudo_cmd=""

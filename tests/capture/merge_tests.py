@@ -212,6 +212,8 @@ def case_merge_identity(a, tmp):
     shutil.copy(plain, named)  # same pid, same everything: a second 'host'
     third = os.path.join(tmp, "other.sqlite")
     shutil.copy(plain, third)
+    with sqlite3.connect(third) as c:  # a rank that is not a number: ignored
+        c.execute("INSERT INTO META_DATA_CAPTURE VALUES ('NVTXPP_RANK', 'r-1x')")
     out = os.path.join(tmp, "m.sqlite")
     p = merge(a, "-o", out, "--no-summary", third, named, plain)
     if not check(p.returncode == 0, f"merge exits 0: {p.stderr}"):

@@ -184,8 +184,9 @@ merge_input inspect_input(std::string const& path, std::size_t order) {
     while (q.next()) {
       auto const name = q.text(0);
       auto const value = q.text(1);
-      if (name == meta_rank && !value.empty()) {
-        in.rank = std::stol(std::string{value});
+      if (name == meta_rank && !value.empty() && value.size() < 10 &&
+          value.find_first_not_of("0123456789") == std::string_view::npos) {
+        in.rank = std::stol(std::string{value});  // digits only: cannot throw
         in.has_rank_meta = true;
       } else if (name == meta_rank_source) {
         in.rank_source = value;
