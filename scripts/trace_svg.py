@@ -47,11 +47,14 @@ def main():
 
     names = {}
     procs = {}
+    order = {}
     for e in events:
         if e["ph"] == "M" and e["name"] == "thread_name":
             names[(e["pid"], e["tid"])] = e["args"]["name"]
         if e["ph"] == "M" and e["name"] == "process_name":
             procs[e["pid"]] = e["args"]["name"]
+        if e["ph"] == "M" and e["name"] == "process_sort_index":  # merge: ranks in order
+            order[e["pid"]] = e["args"]["sort_index"]
     drawn = [e for e in events if e["ph"] in ("X", "i", "b", "e")]
     counters = {}
     for e in events:
@@ -88,11 +91,12 @@ def main():
     y = 30
     def lane_order(k):  # threads (ranges) first, then async ranges, then GPU stream tracks
         pid, tid = k
+        p = (order.get(pid, pid), pid)
         if tid == "async":
-            return (pid, 1, 0)
+            return (p, 1, 0)
         if isinstance(tid, str) and tid.startswith("C:"):
-            return (pid, 1.5, tid)
-        return (pid, 2 if isinstance(tid, int) and tid >= 1 << 30 else 0, tid)
+            return (p, 1.5, tid)
+        return (p, 2 if isinstance(tid, int) and tid >= 1 << 30 else 0, tid)
 
     for key in sorted(lanes, key=lane_order):
         pid, tid = key

@@ -379,6 +379,16 @@ void json_sink::begin_process(process_info const& p) {
   d_->op_at.clear();
 }
 
+void json_sink::process_sort_index(std::uint32_t pid, std::int64_t index) {
+  auto& b = d_->begin();
+  fmt::format_to(std::back_inserter(b),
+                 "\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":{},\"args\":{{"
+                 "\"sort_index\":{}}}",
+                 pid, index);
+  d_->end();
+  ++events_;
+}
+
 void json_sink::on_thread(thread_info const& t) {
   if (!t.named) {
     return;

@@ -9,6 +9,7 @@
 #include "cli/capture_options.hpp"
 #include "cli/output_claim.hpp"
 #include "cli/output_name.hpp"
+#include "cli/merge_main.hpp"
 #include "sqlite_sink.hpp"
 #include "trace_model.hpp"
 #include "writers.hpp"
@@ -39,6 +40,7 @@ namespace {
 constexpr char usage[] =
     "usage: nvtxpp-capture [options] [--] program [args...]\n"
     "       nvtxpp-capture --convert DIR [-o FILE] [--summary-only|--no-summary] [--csv]\n"
+    "       nvtxpp-capture merge [-o OUT] [--summary-only|--no-summary] [--csv] FILE...\n"
     "\n"
     "Runs program with the nvtxpp NVTX injection library and records every NVTX call.\n"
     "When it ends, writes a Chrome Trace Event JSON file (open it in https://ui.perfetto.dev\n"
@@ -89,7 +91,8 @@ constexpr char usage[] =
     "program cannot be started. --convert: 0, 2 (bad usage or input) or 3 (write failed).\n"
     "\n"
     "environment: NVTXPP_CAPTURE_FAIL_WRITE_AFTER=N (testing) makes trace writes past N bytes\n"
-    "fail with ENOSPC.\n";
+    "fail with ENOSPC. NVTXPP_CAPTURE_TEST_CLOCK_SHIFT_NS=N (testing) moves a .sqlite trace's\n"
+    "wall-clock anchor by N ns, as another host's clock would be off (for merge's tests).\n";
 
 [[noreturn]] void fail(int status, std::string const& message) {
   std::fprintf(stderr, "nvtxpp-capture: %s\n", message.c_str());
@@ -319,6 +322,9 @@ outputs_result write_outputs(std::string const& raw_dir, std::string const& outp
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "merge") == 0) {  // per-rank files onto one timeline
+    return cap::merge_main(argc - 1, argv + 1);
+  }
   std::string output = "nvtxpp-trace.json";
   std::string keep_raw;
   std::string convert;

@@ -3,6 +3,7 @@
 
 #include "sqlite_writer.hpp"
 
+#include "offline/launch_meta.hpp"
 #include "sqlite_sink.hpp"
 
 #include <sqlite3.h>
@@ -1348,6 +1349,9 @@ class sqlite_sink final : public trace_sink {
     if (!have_process_) {
       w_.session_start(origin_utc_);
     }
+    for (auto const& [name, value] : launch_metadata()) {  // rank and host, for merge
+      w_.capture_meta(name, value);
+    }
     w_.finish();
   }
 
@@ -1492,7 +1496,8 @@ std::unique_ptr<trace_sink> make_sqlite_sink(std::string const& path) {
   if (char const* v = std::getenv("NVTXPP_CAPTURE_FAIL_WRITE_AFTER"); v != nullptr && *v != 0) {
     opts.fail_write_after = std::strtoull(v, nullptr, 10);
   }
-  return std::make_unique<sqlite_sink>(path, opts, monotonic_ns(), realtime_ns());
+  return std::make_unique<sqlite_sink>(path, opts, monotonic_ns(),
+                                       realtime_ns() + test_clock_shift_ns());
 }
 
 std::unique_ptr<trace_sink> make_sqlite_sink_at(std::string const& path,

@@ -581,4 +581,41 @@ void summary_sink::print(std::FILE* out, read_totals const& totals,
   }
 }
 
+// ------------------------------------------------------------------------------------------------
+// Totals for merge's cross-rank summary, and the table printer for its tables.
+
+std::vector<summary_sink::range_total> summary_sink::range_totals() const {
+  std::vector<range_total> out;
+  out.reserve(d_->rows.size());
+  for (auto const& r : d_->rows) {
+    std::int64_t total = 0;
+    for (auto v : r.durations) {
+      total = v > INT64_MAX - total ? INT64_MAX : total + v;
+    }
+    out.push_back({r.domain + ":" + r.name, r.push_pop, r.durations.size(), total});
+  }
+  return out;
+}
+
+std::vector<summary_sink::range_total> summary_sink::projection_totals() const {
+  std::vector<range_total> out;
+  out.reserve(d_->proj_rows.size());
+  for (auto const& r : d_->proj_rows) {
+    std::int64_t total = 0;
+    for (auto v : r.proj) {
+      total = v > INT64_MAX - total ? INT64_MAX : total + v;
+    }
+    out.push_back({r.name, std::string_view{r.style} == "PushPop", r.proj.size(), total});
+  }
+  return out;
+}
+
+bool summary_sink::has_gpu() const noexcept { return d_->gpu; }
+
+void print_text_table(std::FILE* out, text_table const& t, bool csv, std::size_t name_width,
+                      bool first_table) {
+  table tt{t.title, t.header, t.rows, t.left, t.csv_rows};
+  print_table(out, tt, csv, name_width, first_table);
+}
+
 }  // namespace nvtxpp::capture

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace nvtxpp::capture {
 
@@ -65,6 +66,10 @@ class json_sink : public trace_sink {
   void end_process(process_info const& p) override;
   void finish() override;
 
+  /// @brief A "process_sort_index" metadata event: viewers list process `pid` by `index`
+  /// (merge: by rank) rather than by pid.
+  void process_sort_index(std::uint32_t pid, std::int64_t index);
+
   /// @brief Trace events written so far.
   [[nodiscard]] std::uint64_t events() const noexcept { return events_; }
   /// @brief Bytes written so far (after finish: the file's size).
@@ -109,10 +114,40 @@ class summary_sink : public trace_sink {
   /// @brief Prints the tables, then the warnings of `totals`.
   void print(std::FILE* out, read_totals const& totals, summary_options const& options) const;
 
+  /// @brief One range's (or one range's GPU projection's) totals over what the sink received.
+  struct range_total {
+    std::string range;  ///< "domain:name", as the tables show it
+    bool push_pop = true;
+    std::uint64_t instances = 0;
+    std::int64_t total_ns = 0;  ///< saturating sum of the durations (projected durations)
+  };
+  /// @brief nvtx_sum's rows as totals (for merge's cross-rank summary).
+  [[nodiscard]] std::vector<range_total> range_totals() const;
+  /// @brief nvtx_gpu_proj_sum's rows as totals (projected time); empty without GPU activity.
+  [[nodiscard]] std::vector<range_total> projection_totals() const;
+  /// @brief Whether GPU operations were received.
+  [[nodiscard]] bool has_gpu() const noexcept;
+
  private:
   struct impl;
   std::unique_ptr<impl> d_;
 };
+
+/// @brief A table in the summary's two layouts: aligned text (names escaped and cut to
+/// `name_width`) or CSV. `left` marks the left-aligned (name) columns; `csv_rows` are the rows'
+/// CSV cell texts (unformatted numbers).
+struct text_table {
+  std::string title;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<bool> left;
+  std::vector<std::vector<std::string>> csv_rows;
+};
+
+/// @brief Prints `t` as the summary prints its tables (CSV: a "# title" line before every table
+/// but the first).
+void print_text_table(std::FILE* out, text_table const& t, bool csv, std::size_t name_width,
+                      bool first_table);
 
 /// @brief A name as the summary table shows it: control characters and invalid UTF-8 escaped
 /// (\n, \t, \x1b, ...), cut to `width` columns (code points) with "…" when longer.

@@ -1,0 +1,458 @@
+#!/usr/bin/env python3
+"""Tests of `nvtxpp-capture merge`: captures of the test app made to look like the ranks of a job
+(rank variables set by hand, the wall-clock anchor shifted as another host's would be), a
+recording with GPU activity rebuilt from an nsys profile, an nsys-export-like file, damaged
+inputs, and a real `mpirun -np 4`. Expected values are computed here from the inputs, with SQL
+of our own, never taken from the tool.
+
+usage: merge_tests.py CASE --capture PATH --app PATH
+"""
+import argparse
+import csv
+import io
+import json
+import os
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import sqlite_reference as ref  # noqa: E402  (nsys stats' queries, as our SQL)
+
+failures = []
+HOUR_NS = 3600 * 10**9
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+    return cond
+
+
+def run(cmd, env=None, timeout=300):
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env=e, timeout=timeout)
+
+
+def capture(a, out, rank=None, shift_ns=0, case="basic", size=4):
+    env = {"NVTXPP_CAPTURE_TEST_CLOCK_SHIFT_NS": str(shift_ns)}
+    if rank is not None:
+        env.update({"OMPI_COMM_WORLD_RANK": str(rank), "OMPI_COMM_WORLD_SIZE": str(size)})
+    p = run([a.capture, "--no-summary", "-o", out, "--", a.app, case], env)
+    check(p.returncode == 0, f"capture {out} exits 0: {p.stderr}")
+    return out
+
+
+def merge(a, *args, env=None):
+    return run([a.capture, "merge"] + [str(x) for x in args], env)
+
+
+def db(path):
+    return sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+
+
+def anchor(path):
+    with db(path) as c:
+        return c.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()[0]
+
+
+def ranges(path):
+    """(pid, name, style, start, end) of every NVTX range, by nsys's joins."""
+    with db(path) as c:
+        return sorted(c.execute(
+            f"SELECT (gtid >> 24) & 16777215, name, style, start, end FROM ({ref.RANGES}) "
+            "WHERE end IS NOT NULL"))
+
+
+def pids(path):
+    return sorted({r[0] for r in ranges(path)})
+
+
+def per_rank_totals(path):
+    """{(range, style): total ns} of one input."""
+    out = {}
+    for _, name, style, start, end in ranges(path):
+        out[(name, style)] = out.get((name, style), 0) + end - start
+    return out
+
+
+def per_rank_projection(path):
+    """{range: projected total ns} of one input (nvtx_gpu_proj_sum's query)."""
+    with db(path) as c:
+        return {r[0]: r[1] for r in c.execute(ref.QUERIES["nvtx_gpu_proj_sum"][1])}
+
+
+def csv_tables(text):
+    """The tables of `merge --csv`: a list of lists of dict rows."""
+    tables, cur = [], []
+    for line in text.splitlines():
+        if line.startswith("# ") or not line.strip():
+            if cur:
+                tables.append(cur)
+            cur = []
+            continue
+        cur.append(line)
+    if cur:
+        tables.append(cur)
+    return [list(csv.DictReader(io.StringIO("\n".join(t)))) for t in tables]
+
+
+def expected_cross_rank(totals_by_rank):
+    """{(range, style): (ranks, min, med, max, max_rank, mean, imbalance)} from per-rank totals."""
+    keys = set()
+    for t in totals_by_rank.values():
+        keys |= set(t)
+    out = {}
+    for k in keys:
+        have = {r: t[k] for r, t in totals_by_rank.items() if k in t}
+        v = list(have.values())
+        mx = max(v)
+        mean = sum(v) / len(v)
+        out[k] = (len(v), min(v), statistics.median(v), mx,
+                  min(r for r, x in have.items() if x == mx), mean, mx / mean)
+    return out
+
+
+def check_summary_rows(rows, want, what, key=lambda r: (r["Range"], r["Style"])):
+    got = {key(r): r for r in rows}
+    check(set(got) == set(want), f"{what}: ranges {sorted(got)} == {sorted(want)}")
+    for k, (n, mn, med, mx, mr, mean, imb) in want.items():
+        r = got.get(k)
+        if r is None:
+            continue
+        check(int(r["Ranks"]) == n, f"{what} {k}: Ranks {r['Ranks']} == {n}")
+        check(int(r["Min (ns)"]) == mn, f"{what} {k}: Min {r['Min (ns)']} == {mn}")
+        check(abs(float(r["Med (ns)"]) - med) <= 0.5, f"{what} {k}: Med {r['Med (ns)']} == {med}")
+        check(int(r["Max (ns)"]) == mx, f"{what} {k}: Max {r['Max (ns)']} == {mx}")
+        check(int(r["Max Rank"]) == mr, f"{what} {k}: Max Rank {r['Max Rank']} == {mr}")
+        check(abs(float(r["Mean (ns)"]) - mean) <= 0.5, f"{what} {k}: Mean {r['Mean (ns)']}")
+        check(abs(float(r["Imbalance"]) - imb) <= 1e-4, f"{what} {k}: Imbalance {r['Imbalance']}"
+              f" == {imb:.4f}")
+
+
+def partials(d):
+    return [n for n in os.listdir(d) if ".partial-" in n]
+
+
+# ------------------------------------------------------------------------------------------------
+
+def case_merge_ranks(a, tmp):
+    """Four 'ranks', rank 2 on a 'host' whose clock is an hour ahead: .sqlite and .json."""
+    files = [capture(a, os.path.join(tmp, f"r{r}.sqlite"), rank=r,
+                     shift_ns=HOUR_NS if r == 2 else 0) for r in range(4)]
+    files.reverse()  # order on the command line is not the rank order
+    out = os.path.join(tmp, "merged.sqlite")
+    p = merge(a, "-o", out, "--csv", *files)
+    if not check(p.returncode == 0, f"merge exits 0: {p.stderr}"):
+        return
+    anchors = {f: anchor(f) for f in files}
+    base = min(anchors.values())
+    check(anchor(out) == base, "the merged session starts at the earliest input's anchor")
+    check(anchors[files[1]] - anchors[files[3]] >= HOUR_NS,
+          "the shift variable moved rank 2's anchor by an hour")
+    with db(out) as c:
+        procs = c.execute("SELECT globalPid, pid, name FROM PROCESSES ORDER BY name").fetchall()
+    check(len(procs) == 4, f"4 processes, got {procs}")
+    for r, (gpid, pid, name) in enumerate(procs):
+        check(name.startswith(f"rank {r} (") and f"pid {pid}" in name,
+              f"process named by rank, host and pid: {name!r}")
+        check((gpid >> 24) & 0xFFFFFF == pid, "PROCESSES.globalPid holds the pid")
+    # Alignment: every input's ranges, shifted by its anchor's distance, are the merged ones.
+    merged = ranges(out)
+    want = []
+    for f in files:
+        shift = anchors[f] - base
+        want += [(pid, n, s, st + shift, en + shift) for pid, n, s, st, en in ranges(f)]
+    check(sorted(want) == merged, "merged ranges == inputs' ranges moved onto one clock")
+    pid_of_rank = {int(n.split()[1]): pid for _, pid, n in procs}
+    first = {pid: min(st for p_, _, _, st, _ in merged if p_ == pid) for pid in pid_of_rank.values()}
+    check(first[pid_of_rank[2]] - first[pid_of_rank[0]] >= HOUR_NS,
+          "rank 2 (clock an hour ahead) starts an hour after rank 0 in the merged trace")
+    # The cross-rank summary, recomputed from the inputs.
+    tables = csv_tables(p.stdout)
+    check(len(tables) == 1, f"one table without GPU data, got {len(tables)}")
+    totals = {}
+    for f in files:
+        with db(f) as c:
+            rank = int(c.execute("SELECT value FROM META_DATA_CAPTURE WHERE name = "
+                                 "'NVTXPP_RANK'").fetchone()[0])
+        totals[rank] = per_rank_totals(f)
+    check(sorted(totals) == [0, 1, 2, 3], f"the captures recorded ranks 0..3: {sorted(totals)}")
+    if tables:
+        check_summary_rows(tables[0], expected_cross_rank(totals), "cross-rank summary")
+    # The same merge as JSON: one process per input, times on the same clock (µs).
+    js = os.path.join(tmp, "merged.json")
+    p = merge(a, "-o", js, "--no-summary", *files)
+    check(p.returncode == 0 and p.stdout == "", f"merge -o .json --no-summary: {p.stderr}")
+    with open(js, encoding="utf-8") as fh:
+        ev = json.load(fh)["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in ev if e.get("name") == "process_name"}
+    check(sorted(names) == sorted(pid for _, pid, _ in procs), f"JSON pids {sorted(names)}")
+    check(all(names[pid].startswith(f"rank {r} (") for r, pid in pid_of_rank.items()),
+          f"JSON process names by rank: {names}")
+    xs = [e for e in ev if e.get("ph") == "X" and e.get("cat") != "cuda_api"]
+    js_ranges = sorted((e["pid"], e["name"], round(e["ts"], 3)) for e in xs)
+    sq_ranges = sorted((pid, n.split(":", 1)[1], round(st / 1000, 3))
+                       for pid, n, s, st, _ in merged if s == "PushPop")
+    check(js_ranges == sq_ranges, "JSON push/pop ranges at the merged .sqlite's times")
+    check(partials(tmp) == [], f"no partial files left: {partials(tmp)}")
+
+
+def case_merge_identity(a, tmp):
+    """Ranks from the file name and from input order; the same pid twice kept apart."""
+    plain = capture(a, os.path.join(tmp, "plain.sqlite"))  # no rank variable
+    named = os.path.join(tmp, "trace.rank7.sqlite")
+    shutil.copy(plain, named)  # same pid, same everything: a second 'host'
+    third = os.path.join(tmp, "other.sqlite")
+    shutil.copy(plain, third)
+    with sqlite3.connect(third) as c:  # a rank that is not a number: ignored
+        c.execute("INSERT INTO META_DATA_CAPTURE VALUES ('NVTXPP_RANK', 'r-1x')")
+    out = os.path.join(tmp, "m.sqlite")
+    p = merge(a, "-o", out, "--no-summary", third, named, plain)
+    if not check(p.returncode == 0, f"merge exits 0: {p.stderr}"):
+        return
+    with db(out) as c:
+        procs = c.execute("SELECT globalPid, pid, name FROM PROCESSES").fetchall()
+        gpids = {r[0] for r in c.execute("SELECT DISTINCT globalTid & ~16777215 FROM NVTX_EVENTS")}
+    ranks = sorted(int(n.split()[1]) for _, _, n in procs)
+    check(ranks == [0, 2, 7], f"ranks: input order 0 and 2, file name 7; got {ranks}")
+    check(len({pid for _, pid, _ in procs}) == 3, f"three distinct pids: {procs}")
+    check(len(gpids) == 3, f"NVTX events of three distinct processes: {gpids}")
+    orig_pid = pids(plain)[0]
+    check(all(f"pid {orig_pid}" in n for _, _, n in procs), "labels keep the recorded pid")
+    check(len(ranges(out)) == 3 * len(ranges(plain)), "every input's ranges are there")
+    check("rank 7 (from file name)" in p.stderr and "(from input order)" in p.stderr,
+          f"stderr says where each rank came from: {p.stderr}")
+    # Two files recording the same rank: merged, with a warning.
+    r1 = capture(a, os.path.join(tmp, "a.sqlite"), rank=1)
+    r1b = capture(a, os.path.join(tmp, "b.sqlite"), rank=1)
+    p = merge(a, "-o", os.path.join(tmp, "dup.json"), "--no-summary", r1, r1b)
+    check(p.returncode == 0 and "both say rank 1" in p.stderr, f"duplicate rank warned: {p.stderr}")
+
+
+def nsys_like(src, dst):
+    """A copy of our .sqlite reshaped as `nsys export` files differ from ours: strings renumbered
+    and stored in another order, extra tables and columns, no nvtxpp metadata."""
+    shutil.copy(src, dst)
+    c = sqlite3.connect(dst)
+    c.executescript("""
+        DELETE FROM META_DATA_CAPTURE WHERE name LIKE 'NVTXPP%';
+        CREATE TABLE OSRT_API (start INTEGER, end INTEGER, globalTid INTEGER, nameId INTEGER);
+        INSERT INTO OSRT_API VALUES (1, 2, 3, 4);
+        CREATE TABLE TARGET_INFO_SYSTEM_ENV (globalVid INTEGER, devStateName TEXT, name TEXT,
+                                             nameEnum INTEGER, value TEXT);
+        INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES (0, 'x', 'Hostname', 1, 'gpu-node-7');
+        ALTER TABLE NVTX_EVENTS ADD COLUMN extraNsysColumn INTEGER;
+        CREATE TABLE S2 AS SELECT id + 1000 AS id, value FROM StringIds ORDER BY id DESC;
+        DELETE FROM StringIds;
+        INSERT INTO StringIds SELECT id, value FROM S2;
+        DROP TABLE S2;
+    """)
+    for table, cols in [("NVTX_EVENTS", ["textId", "jsonTextId"]), ("ThreadNames", ["nameId"]),
+                        ("CUPTI_ACTIVITY_KIND_RUNTIME", ["nameId"]),
+                        ("CUPTI_ACTIVITY_KIND_KERNEL", ["demangledName", "shortName",
+                                                        "mangledName"])]:
+        for col in cols:
+            c.execute(f"UPDATE {table} SET {col} = {col} + 1000 WHERE {col} IS NOT NULL")
+    c.commit()
+    c.close()
+
+
+def convert_reference(a, tmp, name, rank):
+    raw = os.path.join(tmp, "raw-" + name)
+    os.mkdir(raw)
+    shutil.copy(os.path.join(HERE, "data", "reduce_v2.bin"), os.path.join(raw, "nvtxpp-867.bin"))
+    out = os.path.join(tmp, name)
+    p = run([a.capture, "--convert", raw, "-o", out, "--no-summary"],
+            {"OMPI_COMM_WORLD_RANK": str(rank), "OMPI_COMM_WORLD_SIZE": "3"})
+    check(p.returncode == 0, f"--convert {name}: {p.stderr}")
+    return out
+
+
+def case_merge_gpu(a, tmp):
+    """GPU tracks: two ranks of a recording rebuilt from an nsys profile (same pid, same
+    correlation ids) and an nsys-export-like file; nsys stats' queries on the merged file give
+    three times nsys's own figures; the cross-rank GPU projection table matches the inputs'."""
+    r0 = convert_reference(a, tmp, "gpu.rank0.sqlite", 0)
+    r1 = convert_reference(a, tmp, "gpu.rank1.sqlite", 1)
+    nsys = os.path.join(tmp, "report1.sqlite")
+    nsys_like(r0, nsys)
+    out = os.path.join(tmp, "merged.sqlite")
+    p = merge(a, "-o", out, "--csv", r0, r1, nsys)
+    if not check(p.returncode == 0, f"merge exits 0: {p.stderr}"):
+        return
+    with db(out) as c:
+        for report, (want, sql) in ref.QUERIES.items():
+            got = [tuple(r) for r in c.execute(sql)]
+            tripled = [row[:-2] + (3 * row[-2], 3 * row[-1]) if report != "nvtx_sum" else
+                       (row[0], row[1], 3 * row[2], 3 * row[3]) for row in want]
+            check(got == tripled, f"{report} on the merged file: {got} == 3 x {want}")
+        procs = c.execute("SELECT name FROM PROCESSES ORDER BY name").fetchall()
+        check(any("gpu-node-7" in n for (n,) in procs), f"nsys export's host name used: {procs}")
+        check(c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'OSRT_API'").fetchone()
+              == (0,), "tables the output layout does not have are left out")
+    tables = csv_tables(p.stdout)
+    if check(len(tables) == 2, f"range and GPU projection tables, got {len(tables)}"):
+        totals = {r: per_rank_totals(f) for r, f in enumerate([r0, r1, nsys])}
+        check_summary_rows(tables[0], expected_cross_rank(totals), "cross-rank ranges")
+        proj = {r: {(k, "PushPop"): v for k, v in per_rank_projection(f).items()}
+                for r, f in enumerate([r0, r1, nsys])}
+        check_summary_rows(tables[1], expected_cross_rank(proj), "cross-rank GPU projection")
+        want = {name: total for name, total, _ in ref.GPU_PROJ}
+        for row in tables[1]:
+            check(int(row["Max (ns)"]) == want.get(row["Range"]),
+                  f"projection of {row['Range']} per rank is nsys's figure")
+    # JSON output keeps the GPU tracks: kernels and copies of three processes.
+    js = os.path.join(tmp, "merged.json")
+    p = merge(a, "-o", js, "--no-summary", r0, r1, nsys)
+    check(p.returncode == 0, f"merge -o .json: {p.stderr}")
+    with open(js, encoding="utf-8") as fh:
+        ev = json.load(fh)["traceEvents"]
+    kern = [e for e in ev if e.get("cat") == "cuda_kernel"]
+    check(len(kern) == 3 * sum(n for _, n, _ in ref.KERNELS) and len({e["pid"] for e in kern}) == 3,
+          f"kernels of three processes in the JSON: {len(kern)}")
+
+
+def case_merge_damaged(a, tmp):
+    """Foreign, truncated and damaged inputs: exit 2 naming the file, nothing written, an
+    existing output left as it was."""
+    good = capture(a, os.path.join(tmp, "good.sqlite"), rank=0)
+    text = os.path.join(tmp, "notes.sqlite")
+    with open(text, "w") as f:
+        f.write("not a database\n" * 20)
+    empty = os.path.join(tmp, "empty.sqlite")
+    open(empty, "w").close()
+    foreign = os.path.join(tmp, "foreign.sqlite")
+    with sqlite3.connect(foreign) as c:
+        c.execute("CREATE TABLE t (x)")
+    truncated = os.path.join(tmp, "cut.sqlite")
+    with open(good, "rb") as f:
+        data = f.read()
+    with open(truncated, "wb") as f:
+        f.write(data[:len(data) // 2])
+    damaged = os.path.join(tmp, "damaged.sqlite")
+    page = int.from_bytes(data[16:18], "big")
+    with open(damaged, "wb") as f:  # every page after the first two overwritten
+        f.write(data[:2 * page] + b"\xa5" * (len(data) - 2 * page))
+    out = os.path.join(tmp, "out.json")
+    with open(out, "w") as f:
+        f.write("previous")
+    for bad, why in [(text, "not an SQLite database"), (empty, "not an SQLite database"),
+                     (foreign, "not in Nsight Systems' export layout"), (truncated, "truncated"),
+                     (damaged, ""), (os.path.join(tmp, "missing.sqlite"), "No such file")]:
+        for target in (out, os.path.join(tmp, "out.sqlite")):
+            p = merge(a, "-o", target, good, bad)
+            check(p.returncode == 2, f"{os.path.basename(bad)} -> {target}: exit 2, got "
+                  f"{p.returncode}: {p.stderr}")
+            check(bad in p.stderr and why in p.stderr, f"error names {bad} ({why}): {p.stderr}")
+            check("Traceback" not in p.stderr and p.stdout == "", "no summary, no crash")
+    with open(out) as f:
+        check(f.read() == "previous", "an existing output is left as it was")
+    check(not os.path.exists(os.path.join(tmp, "out.sqlite")), "no output created")
+    check(partials(tmp) == [], f"no partial files left: {partials(tmp)}")
+    # An unwritable output directory: exit 3 after the inputs were read, nothing left.
+    p = merge(a, "-o", os.path.join(tmp, "no", "such", "dir.json"), good)
+    check(p.returncode == 3 and "cannot create" in p.stderr, f"unwritable output: {p.stderr}")
+    # Disk full while writing (the test hook of the writers): exit 3, no output, no partial.
+    for target in ("full.json", "full.sqlite"):
+        p = merge(a, "-o", os.path.join(tmp, target), good,
+                  env={"NVTXPP_CAPTURE_FAIL_WRITE_AFTER": "100"})
+        check(p.returncode == 3, f"disk full writing {target}: exit 3, got {p.returncode}"
+              f" {p.stderr}")
+        check(not os.path.exists(os.path.join(tmp, target)), f"no {target} left")
+    check(partials(tmp) == [], f"no partial files left: {partials(tmp)}")
+
+
+def case_merge_usage(a, tmp):
+    good = capture(a, os.path.join(tmp, "good.sqlite"), rank=0)
+    for args, what in [([], "usage"), (["--bogus", good], "unknown option"),
+                       (["--summary-only", "--no-summary", good], "nothing to do"),
+                       (["-o"], "needs a value"), (["-o", good, good], "also the output")]:
+        p = merge(a, *args)
+        check(p.returncode == 2 and what in p.stderr, f"merge {args}: exit 2 '{what}': {p.stderr}")
+    p = merge(a, "--help")
+    check(p.returncode == 0 and "Max Rank" not in p.stderr and "usage:" in p.stdout, "--help")
+    cwd = os.getcwd()
+    os.chdir(tmp)
+    try:
+        p = merge(a, "--summary-only", good)
+        check(p.returncode == 0 and "Max Rank" in p.stdout, f"--summary-only prints: {p.stderr}")
+        check(sorted(os.listdir(tmp)) == ["good.sqlite"], "--summary-only writes no file")
+    finally:
+        os.chdir(cwd)
+
+
+def case_merge_mpirun(a, tmp):
+    """A real Open MPI launch: each rank captured to its own file (a wrapper picks the name from
+    OMPI_COMM_WORLD_RANK), then merged."""
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        print("SKIP: no mpirun")
+        return
+    wrapper = os.path.join(tmp, "rank.sh")
+    with open(wrapper, "w") as f:
+        f.write("#!/bin/sh\nexec \"$1\" --no-summary -o \"$2/trace.rank$OMPI_COMM_WORLD_RANK"
+                ".sqlite\" -- \"$3\" basic\n")
+    os.chmod(wrapper, 0o755)
+    cmd = [mpirun, "--oversubscribe", "-np", "4"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    p = run(cmd + [wrapper, a.capture, tmp, a.app], {"OMPI_MCA_plm_rsh_agent": ""})
+    if not check(p.returncode == 0, f"mpirun exits 0: {p.stdout} {p.stderr}"):
+        return
+    files = [os.path.join(tmp, f"trace.rank{r}.sqlite") for r in range(4)]
+    check(all(os.path.exists(f) for f in files), f"one file per rank: {os.listdir(tmp)}")
+    out = os.path.join(tmp, "job.sqlite")
+    p = merge(a, "-o", out, "--csv", *files)
+    if not check(p.returncode == 0, f"merge exits 0: {p.stderr}"):
+        return
+    check(p.stderr.count("(from OMPI_COMM_WORLD_RANK)") == 4, f"ranks recorded by Open MPI's "
+          f"variable: {p.stderr}")
+    with db(out) as c:
+        names = [n for (n,) in c.execute("SELECT name FROM PROCESSES ORDER BY name")]
+    check([n.split(" (")[0] for n in names] == [f"rank {r}" for r in range(4)], f"{names}")
+    tables = csv_tables(p.stdout)
+    totals = {r: per_rank_totals(f) for r, f in enumerate(files)}
+    if tables:
+        check_summary_rows(tables[0], expected_cross_rank(totals), "mpirun cross-rank summary")
+    check(all(r["Ranks"] == "4" for r in tables[0]), "every range on all 4 ranks")
+
+
+CASES = {
+    "merge_ranks": case_merge_ranks,
+    "merge_identity": case_merge_identity,
+    "merge_gpu": case_merge_gpu,
+    "merge_damaged": case_merge_damaged,
+    "merge_usage": case_merge_usage,
+    "merge_mpirun": case_merge_mpirun,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=sorted(CASES))
+    ap.add_argument("--capture", required=True)
+    ap.add_argument("--app", required=True)
+    a = ap.parse_args()
+    a.capture, a.app = os.path.abspath(a.capture), os.path.abspath(a.app)
+    tmp = tempfile.mkdtemp(prefix="nvtxpp-merge-")
+    try:
+        CASES[a.case](a, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if failures:
+        print(f"{len(failures)} check(s) failed", file=sys.stderr)
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,30 @@
+/// @file
+/// @brief What the launcher knows about the job a capture belongs to (rank, host), written into
+/// the SQLite output's META_DATA_CAPTURE so that `nvtxpp-capture merge` can name processes by
+/// rank and host; and the testing-only shift of the wall-clock anchor.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace nvtxpp::capture {
+
+/// META_DATA_CAPTURE names written by the capture and read by merge.
+inline constexpr char meta_rank[] = "NVTXPP_RANK";              ///< "3"
+inline constexpr char meta_rank_source[] = "NVTXPP_RANK_VAR";   ///< "OMPI_COMM_WORLD_RANK"
+inline constexpr char meta_world_size[] = "NVTXPP_WORLD_SIZE";  ///< "4" when known
+inline constexpr char meta_host[] = "NVTXPP_HOST";              ///< gethostname()
+
+/// @brief The (name, value) rows to record: the rank from the first of OMPI_COMM_WORLD_RANK,
+/// PMIX_RANK, PMI_RANK, SLURM_PROCID that is set to a number (with its size variable when set),
+/// and the host name.
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> launch_metadata();
+
+/// @brief Testing only: NVTXPP_CAPTURE_TEST_CLOCK_SHIFT_NS=<signed ns>, added to the recording's
+/// wall-clock anchor (TARGET_INFO_SESSION_START_TIME) as if the host's clock were that far off;
+/// 0 when unset or not a number.
+[[nodiscard]] std::int64_t test_clock_shift_ns() noexcept;
+
+}  // namespace nvtxpp::capture

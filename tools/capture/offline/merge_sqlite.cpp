@@ -1,0 +1,324 @@
+// merge's SQLite output (merge_sqlite.hpp).
+
+#include "merge_sqlite.hpp"
+
+#include "../sqlite_writer.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+#include <unordered_map>
+
+namespace nvtxpp::capture {
+
+namespace {
+
+/// The output connection; a failing statement throws input_error when the input being read is
+/// damaged, output_error otherwise.
+class output_db {
+ public:
+  explicit output_db(std::string const& path) : path_{path} {
+    sqlite3* raw = nullptr;
+    int const rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr);
+    db_.reset(raw);
+    if (rc != SQLITE_OK) {
+      throw output_error(path + ": cannot be reopened (" +
+                         (raw ? sqlite3_errmsg(raw) : "out of memory") + ")");
+    }
+    exec(
+        "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -16384; "
+        "PRAGMA temp_store = FILE");
+  }
+
+  sqlite3* get() const noexcept { return db_.get(); }
+
+  /// The input whose rows are being read (for errors), or "" for none.
+  void reading(std::string const* path) noexcept { input_ = path; }
+
+  void exec(std::string const& sql) {
+    char* err = nullptr;
+    int const rc = sqlite3_exec(db_.get(), sql.c_str(), nullptr, nullptr, &err);
+    std::string const msg = err != nullptr ? err : "";
+    sqlite3_free(err);
+    if (rc != SQLITE_OK) {
+      fail(rc, msg);
+    }
+  }
+
+  std::int64_t scalar(std::string const& sql) {
+    sqlite3_stmt* s = nullptr;
+    int rc = sqlite3_prepare_v2(db_.get(), sql.c_str(), -1, &s, nullptr);
+    std::int64_t v = 0;
+    if (rc == SQLITE_OK) {
+      rc = sqlite3_step(s);
+      if (rc == SQLITE_ROW) {
+        v = sqlite3_column_int64(s, 0);
+        rc = SQLITE_OK;
+      }
+    }
+    std::string const msg = sqlite3_errmsg(db_.get());
+    sqlite3_finalize(s);
+    if (rc != SQLITE_OK && rc != SQLITE_DONE) {
+      fail(rc, msg);
+    }
+    return v;
+  }
+
+  [[noreturn]] void fail(int rc, std::string const& msg) {
+    int const primary = rc & 0xFF;
+    if (input_ != nullptr && (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB ||
+                              primary == SQLITE_ERROR || primary == SQLITE_CANTOPEN)) {
+      throw input_error(*input_ + ": damaged or not readable (" + msg + ")");
+    }
+    throw output_error(path_ + ": " + msg);
+  }
+
+ private:
+  std::string path_;
+  sqlite_db db_;
+  std::string const* input_ = nullptr;
+};
+
+/// The current input's pid map, for the SQL functions below.
+struct pid_map {
+  std::unordered_map<std::uint32_t, std::uint32_t> pids;
+  std::uint32_t pid(std::uint32_t p) const {
+    auto it = pids.find(p);
+    return it == pids.end() ? p : it->second;
+  }
+};
+
+constexpr std::uint64_t pid_bits = std::uint64_t{0xFFFFFF} << 24;
+
+// nvtxpp_gid(globalTid or globalPid): the same id with the input's new pid.
+void sql_gid(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+    sqlite3_result_null(ctx);
+    return;
+  }
+  auto const* map = static_cast<pid_map const*>(sqlite3_user_data(ctx));
+  auto const v = static_cast<std::uint64_t>(sqlite3_value_int64(argv[0]));
+  auto const pid = map->pid(static_cast<std::uint32_t>((v & pid_bits) >> 24));
+  sqlite3_result_int64(ctx,
+                       static_cast<sqlite3_int64>((v & ~pid_bits) | (std::uint64_t{pid} << 24)));
+}
+
+// nvtxpp_pid(pid): the input's new pid.
+void sql_pid(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+    sqlite3_result_null(ctx);
+    return;
+  }
+  auto const* map = static_cast<pid_map const*>(sqlite3_user_data(ctx));
+  sqlite3_result_int64(
+      ctx, map->pid(static_cast<std::uint32_t>(sqlite3_value_int64(argv[0]) & 0xFFFFFF)));
+}
+
+bool contains(std::vector<std::string> const& v, std::string const& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+/// Offsets that keep one input's ids apart from the previous inputs'.
+struct offsets {
+  std::int64_t shift = 0;
+  std::int64_t correlation = 0;
+  std::int64_t domain = 0;
+  std::int64_t source = 0;
+  std::int64_t type = 0;
+  std::int64_t generic_event = 0;
+};
+
+/// The SELECT expression that carries column `c` of an input row into the output.
+std::string column_expr(std::string const& c, offsets const& o) {
+  static std::set<std::string> const times = {"start", "end", "timestamp", "rawTimestamp"};
+  static std::set<std::string> const gids = {"globalTid", "endGlobalTid", "globalPid"};
+  static std::set<std::string> const strings = {
+      "textId",     "nameId",      "demangledName",     "shortName",    "mangledName",
+      "jsonTextId", "fieldNameId", "etwProviderNameId", "etwTaskNameId"};
+  std::string const q = "\"" + c + "\"";
+  if (times.count(c) != 0) {
+    return fmt::format("{} + {}", q, o.shift);
+  }
+  if (gids.count(c) != 0) {
+    return fmt::format("nvtxpp_gid({})", q);
+  }
+  if (c == "processId") {
+    return fmt::format("nvtxpp_pid({})", q);
+  }
+  if (strings.count(c) != 0) {
+    return fmt::format("coalesce((SELECT new FROM temp.nvtxpp_smap WHERE old = {0}), {0})", q);
+  }
+  auto offset = [&](std::int64_t off) {
+    return fmt::format("CASE WHEN {0} IS NULL OR {0} = 0 THEN {0} ELSE {0} + {1} END", q, off);
+  };
+  if (c == "correlationId") {
+    return offset(o.correlation);
+  }
+  if (c == "domainId") {
+    return offset(o.domain);
+  }
+  if (c == "sourceId") {
+    return fmt::format("{} + {}", q, o.source);
+  }
+  if (c == "typeId") {
+    return fmt::format("{} + {}", q, o.type);
+  }
+  if (c == "genericEventId") {
+    return fmt::format("{} + {}", q, o.generic_event);
+  }
+  return q;
+}
+
+/// The tables copied row by row: all of the output's but the enums and those merge writes.
+std::vector<std::string> copied_tables(output_db& out, std::string const& path) {
+  std::vector<std::string> tables;
+  input_query q{out.get(), path,
+                "SELECT name FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE "
+                "'ENUM\\_%' ESCAPE '\\' AND name NOT IN ('StringIds', 'PROCESSES', "
+                "'META_DATA_CAPTURE', 'META_DATA_EXPORT', 'TARGET_INFO_SESSION_START_TIME') "
+                "ORDER BY name"};
+  while (q.next()) {
+    tables.emplace_back(q.text(0));
+  }
+  return tables;
+}
+
+std::int64_t max_of(output_db& out, char const* schema, std::string const& table,
+                    char const* column) {
+  return out.scalar(
+      fmt::format("SELECT coalesce(max(\"{}\"), 0) FROM {}.\"{}\"", column, schema, table));
+}
+
+}  // namespace
+
+void write_merged_sqlite(std::string const& path, std::vector<merge_input> const& inputs,
+                         std::int64_t anchor_utc_ns) {
+  {
+    // The schema, the enum rows and the session start, as every capture has them.
+    sqlite_writer::options opts;
+    if (char const* v = std::getenv("NVTXPP_CAPTURE_FAIL_WRITE_AFTER"); v != nullptr && *v != 0) {
+      opts.fail_write_after = std::strtoull(v, nullptr, 10);  // the writers' disk-full test hook
+    }
+    sqlite_writer w{path, opts};
+    w.session_start(anchor_utc_ns);
+    w.capture_meta("NVTXPP_MERGED_INPUTS", std::to_string(inputs.size()));
+    for (auto const& in : inputs) {
+      w.capture_meta(
+          "NVTXPP_MERGE_INPUT",
+          fmt::format("rank={} source={} host={} anchorUtcNs={} shiftNs={} file={}", in.rank,
+                      in.rank_source, in.host, in.anchor_utc_ns, in.shift_ns, in.path));
+    }
+    w.finish();
+  }
+  output_db out{path};
+  pid_map map;
+  for (auto [name, fn] : {std::pair{"nvtxpp_gid", &sql_gid}, std::pair{"nvtxpp_pid", &sql_pid}}) {
+    if (sqlite3_create_function(out.get(), name, 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, &map, fn,
+                                nullptr, nullptr) != SQLITE_OK) {
+      throw output_error(path + ": " + sqlite3_errmsg(out.get()));
+    }
+  }
+  out.exec("CREATE UNIQUE INDEX main.nvtxpp_merge_value ON StringIds(value)");
+  auto const tables = copied_tables(out, path);
+  std::unordered_map<std::string, std::vector<std::string>> out_columns;
+  for (auto const& t : tables) {
+    out_columns[t] = table_columns(out.get(), path, t);
+  }
+
+  offsets next;
+  for (auto const& in : inputs) {
+    map.pids.clear();
+    for (auto const& p : in.processes) {
+      map.pids[p.pid] = p.new_pid;
+    }
+    out.reading(&in.path);
+    sqlite3_stmt* attach = nullptr;
+    sqlite3_prepare_v2(out.get(), "ATTACH DATABASE ? AS src", -1, &attach, nullptr);
+    sqlite3_bind_text(attach, 1, in.path.c_str(), -1, SQLITE_TRANSIENT);
+    int const rc = sqlite3_step(attach);
+    sqlite3_finalize(attach);
+    if (rc != SQLITE_DONE) {
+      out.fail(rc, sqlite3_errmsg(out.get()));
+    }
+
+    out.exec("BEGIN");  // one transaction per input: SQLite detaches only outside one
+    // This input's ids go past the previous inputs' (from the inputs' maxima: a maximum over
+    // the growing output would make the merge quadratic).
+    offsets o = next;
+    o.shift = in.shift_ns;
+    std::int64_t max_corr = 0;
+    std::int64_t max_domain = 0;
+    for (auto const& t : tables) {
+      if (!has_table(out.get(), in.path, t, "src")) {
+        continue;
+      }
+      auto const cols = table_columns(out.get(), in.path, t, "src");
+      if (contains(out_columns[t], "correlationId") && contains(cols, "correlationId")) {
+        max_corr = std::max(max_corr, max_of(out, "src", t, "correlationId"));
+      }
+      if (contains(out_columns[t], "domainId") && contains(cols, "domainId")) {
+        max_domain = std::max(max_domain, max_of(out, "src", t, "domainId"));
+      }
+    }
+    auto src_max = [&](char const* table, char const* column) {
+      return has_table(out.get(), in.path, table, "src") ? max_of(out, "src", table, column) : 0;
+    };
+    next.correlation = o.correlation + max_corr;
+    next.domain = o.domain + max_domain;
+    next.source = o.source + src_max("GENERIC_EVENT_SOURCES", "sourceId") + 1;
+    next.type = o.type + src_max("GENERIC_EVENT_TYPES", "typeId") + 1;
+    next.generic_event = o.generic_event + src_max("GENERIC_EVENTS", "genericEventId") + 1;
+
+    // Strings: one row per distinct value in the output; the input's ids mapped to it.
+    out.exec(
+        "INSERT OR IGNORE INTO main.StringIds (value) SELECT value FROM src.StringIds "
+        "WHERE value IS NOT NULL");
+    out.exec("CREATE TEMP TABLE nvtxpp_smap (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)");
+    out.exec(
+        "INSERT INTO temp.nvtxpp_smap SELECT s.id, m.id FROM src.StringIds AS s JOIN "
+        "main.StringIds AS m ON m.value = s.value");
+
+    for (auto const& t : tables) {
+      if (!has_table(out.get(), in.path, t, "src")) {
+        continue;
+      }
+      auto const src_cols = table_columns(out.get(), in.path, t, "src");
+      std::string cols;
+      std::string exprs;
+      for (auto const& c : out_columns[t]) {
+        if (!contains(src_cols, c)) {
+          continue;
+        }
+        cols += (cols.empty() ? "\"" : ", \"") + c + "\"";
+        exprs += (exprs.empty() ? "" : ", ") + column_expr(c, o);
+      }
+      if (!cols.empty()) {
+        out.exec(fmt::format("INSERT INTO main.\"{}\" ({}) SELECT {} FROM src.\"{}\"", t, cols,
+                             exprs, t));
+      }
+    }
+    out.exec("DROP TABLE temp.nvtxpp_smap");
+    out.reading(nullptr);
+
+    for (auto const& p : in.processes) {
+      sqlite3_stmt* ins = nullptr;
+      sqlite3_prepare_v2(out.get(), "INSERT INTO PROCESSES (globalPid, pid, name) VALUES (?, ?, ?)",
+                         -1, &ins, nullptr);
+      sqlite3_bind_int64(ins, 1, nsys_global_pid(p.new_pid));
+      sqlite3_bind_int64(ins, 2, p.new_pid);
+      sqlite3_bind_text(ins, 3, p.label.c_str(), -1, SQLITE_TRANSIENT);
+      int const r = sqlite3_step(ins);
+      sqlite3_finalize(ins);
+      if (r != SQLITE_DONE) {
+        out.fail(r, sqlite3_errmsg(out.get()));
+      }
+    }
+    out.exec("COMMIT");
+    out.exec("DETACH DATABASE src");
+  }
+  out.exec("DROP INDEX main.nvtxpp_merge_value");
+}
+
+}  // namespace nvtxpp::capture
