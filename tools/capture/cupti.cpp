@@ -36,6 +36,7 @@
 // `info cupti=unavailable:forked child` when the parent had CUPTI loaded.
 #include "cupti.hpp"
 #include "inject_internal.hpp"
+#include "inprocess/graph_nodes.hpp"
 
 #include <cupti.h>
 
@@ -262,6 +263,10 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
         if (out.kind == rec::gpu_record::info) {
           append_record(batch, static_cast<std::uint32_t>(out.kind), out.text.data(),
                         out.text.size());
+        } else if (out.graph_node != 0) {  // graph work: the node it ran as
+          rec::gpu_graph_tail const tail{out.graph_node, out.graph, 0};
+          append_record(batch, static_cast<std::uint32_t>(out.kind), out.body, out.size, &tail,
+                        sizeof tail);
         } else {
           append_record(batch, static_cast<std::uint32_t>(out.kind), out.body, out.size);
         }
@@ -453,8 +458,11 @@ bool resolve(void* lib, char const* name, F& f, std::string& why) {
 /// program gave its cudaStream_t through NVTX (nvtxNameCudaStream, nvtxpp::name_cuda_stream).
 void CUPTIAPI on_resource(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                           void const* data) {
-  if (domain != CUPTI_CB_DOMAIN_RESOURCE || cbid != CUPTI_CBID_RESOURCE_STREAM_CREATED ||
-      data == nullptr) {
+  if (domain != CUPTI_CB_DOMAIN_RESOURCE || data == nullptr) {
+    return;
+  }
+  if (cbid != CUPTI_CBID_RESOURCE_STREAM_CREATED) {
+    graph_nodes::on_resource(cbid, data);  // CUDA graph nodes (inprocess/graph_nodes.cpp)
     return;
   }
   auto const* r = static_cast<CUpti_ResourceData const*>(data);
@@ -472,7 +480,7 @@ void CUPTIAPI on_resource(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   }
 }
 
-/// Subscribes to stream creation when this CUPTI offers it (one subscriber per process: a
+/// Subscribes to stream creation (and CUDA graph node events) when this CUPTI offers it (one subscriber per process: a
 /// program that subscribes itself keeps its subscription, and tracks keep CUPTI's ids).
 void start_stream_names(void* lib) noexcept {
   std::string why;
@@ -485,6 +493,11 @@ void start_stream_names(void* lib) noexcept {
   if (g_api.subscribe(&subscriber, &on_resource, nullptr) == CUPTI_SUCCESS) {
     g_api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                           CUPTI_CBID_RESOURCE_STREAM_CREATED);
+    if (graph_nodes::start(lib)) {
+      for (CUpti_CallbackId cbid : graph_nodes::callbacks) {
+        g_api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid);
+      }
+    }
   }
 }
 

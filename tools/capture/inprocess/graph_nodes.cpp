@@ -1,0 +1,124 @@
+// CUDA graph node events for nvtxpp-capture (see graph_nodes.hpp).
+//
+// Why the thread and the time suffice: CUPTI calls a resource callback synchronously, on the
+// thread whose CUDA call creates the node (the capturing thread for stream capture, the caller
+// of cudaGraphAdd*Node for the graph API). The NVTX ranges open there are those the thread
+// pushed before this moment and had not popped: the reader knows them from the thread's NVTX
+// stream. The time is read from the NVTX recorder's own clock on the same thread, so the node
+// event sorts exactly among that thread's pushes and pops (no clock alignment involved).
+#include "graph_nodes.hpp"
+
+#include "../../recording/core.hpp"
+#include "../../recording/gpu_format.hpp"
+#include "../inject_internal.hpp"
+
+#include <dlfcn.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cstdint>
+
+namespace nvtxpp::capture::graph_nodes {
+
+namespace {
+
+namespace rec = nvtxpp::recording;
+
+decltype(&::cuptiGetGraphId) g_graph_id = nullptr;
+decltype(&::cuptiGetGraphNodeId) g_node_id = nullptr;
+using child_graph_fn = CUresult (*)(CUgraphNode, CUgraph*);
+child_graph_fn g_child_graph = nullptr;
+
+std::uint64_t node_id(CUgraphNode node) noexcept {
+  std::uint64_t id = 0;
+  if (node == nullptr || g_node_id(node, &id) != CUPTI_SUCCESS) {
+    return 0;
+  }
+  return id;
+}
+
+std::uint32_t graph_id(CUgraph graph) noexcept {
+  std::uint32_t id = 0;
+  if (graph == nullptr || g_graph_id(graph, &id) != CUPTI_SUCCESS) {
+    return 0;
+  }
+  return id;
+}
+
+void write(rec::graph_event event, std::uint64_t node, std::uint64_t original,
+           std::uint32_t graph, std::uint32_t original_graph, std::uint32_t type) noexcept {
+  rec::gpu_graph_node body{rec::now_ticks(),
+                           static_cast<std::uint64_t>(::syscall(SYS_gettid)),
+                           node,
+                           original,
+                           graph,
+                           original_graph,
+                           static_cast<std::uint32_t>(event),
+                           type};
+  iovec part{&body, sizeof body};
+  write_file_record(static_cast<std::uint32_t>(rec::gpu_record::graph_node), &part, 1);
+}
+
+/// A child-graph node: says which graph it embeds, so the nodes of that graph (and their clones)
+/// come under the ranges open where the child node was added, too.
+void note_child(CUgraphNode node, std::uint64_t id) noexcept {
+  CUgraph embedded = nullptr;
+  if (g_child_graph != nullptr && g_child_graph(node, &embedded) == CUDA_SUCCESS) {
+    if (std::uint32_t const g = graph_id(embedded); g != 0) {
+      write(rec::graph_event::child, id, 0, g, 0, CU_GRAPH_NODE_TYPE_GRAPH);
+    }
+  }
+}
+
+}  // namespace
+
+bool start(void* cupti) noexcept {
+  g_graph_id = reinterpret_cast<decltype(g_graph_id)>(::dlsym(cupti, "cuptiGetGraphId"));
+  g_node_id = reinterpret_cast<decltype(g_node_id)>(::dlsym(cupti, "cuptiGetGraphNodeId"));
+  if (void* cuda = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD)) {
+    g_child_graph =
+        reinterpret_cast<child_graph_fn>(::dlsym(cuda, "cuGraphChildGraphNodeGetGraph"));
+    // Kept open: the driver stays loaded for the process's life anyway.
+  }
+  if (g_child_graph == nullptr) {  // a CUPTI stand-in may bring its own
+    g_child_graph = reinterpret_cast<child_graph_fn>(::dlsym(cupti, "cuGraphChildGraphNodeGetGraph"));
+  }
+  return g_graph_id != nullptr && g_node_id != nullptr;
+}
+
+void on_resource(CUpti_CallbackId cbid, void const* data) noexcept {
+  if (g_node_id == nullptr || data == nullptr) {
+    return;
+  }
+  auto const* r = static_cast<CUpti_ResourceData const*>(data);
+  auto const* g = static_cast<CUpti_GraphData const*>(r->resourceDescriptor);
+  if (g == nullptr) {
+    return;
+  }
+  std::uint64_t const node = node_id(g->node);
+  if (node == 0) {
+    return;
+  }
+  auto const type = static_cast<std::uint32_t>(g->nodeType);
+  switch (cbid) {
+    case CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED:
+      write(rec::graph_event::created, node, 0, graph_id(g->graph), 0, type);
+      break;
+    case CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED:
+      write(rec::graph_event::cloned, node, node_id(g->originalNode), graph_id(g->graph),
+            graph_id(g->originalGraph), type);
+      break;
+    case CUPTI_CBID_RESOURCE_GRAPH_NODE_UPDATED:
+      write(rec::graph_event::updated, node, node_id(g->originalNode), graph_id(g->graph),
+            graph_id(g->originalGraph), type);
+      return;  // an updated node keeps what it embeds
+    default:
+      return;
+  }
+  if (g->nodeType == CU_GRAPH_NODE_TYPE_GRAPH) {
+    note_child(g->node, node);
+  }
+}
+
+}  // namespace nvtxpp::capture::graph_nodes

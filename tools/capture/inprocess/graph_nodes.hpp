@@ -1,0 +1,31 @@
+/// @file
+/// @brief nvtxpp-capture's CUDA graph node source (in-process, part of libnvtxpp_inject.so):
+/// CUPTI's resource callbacks for graph nodes written as gpu_graph_node records, so the reader
+/// can put each replayed node's GPU work under the NVTX ranges that were open on the thread that
+/// created the node (tools/capture/offline/graph_ranges.hpp).
+///
+/// Nothing here runs when a graph is launched: the callbacks fire when nodes are created (stream
+/// capture, the graph API), cloned (instantiation, cudaGraphClone, child graphs) or updated
+/// (cudaGraphExecUpdate). Each writes one 56-byte record with one writev.
+#pragma once
+
+#include <cupti.h>
+
+namespace nvtxpp::capture::graph_nodes {
+
+/// @brief The resource callbacks this source handles (cupti.cpp enables them on its one
+/// subscriber and forwards them to on_resource).
+inline constexpr CUpti_CallbackId callbacks[] = {
+    CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED,
+    CUPTI_CBID_RESOURCE_GRAPH_NODE_UPDATED};
+
+/// @brief Resolves what the source needs from CUPTI (`cupti`, a dlopen handle): cuptiGetGraphId
+/// and cuptiGetGraphNodeId. Child graphs also need the driver's cuGraphChildGraphNodeGetGraph
+/// (found in the loaded libcuda.so.1, else through `cupti`'s handle).
+/// @return false when this CUPTI lacks them (graph nodes are then not recorded)
+bool start(void* cupti) noexcept;
+
+/// @brief Handles one resource callback of `callbacks` (`data`: CUPTI's CUpti_ResourceData).
+void on_resource(CUpti_CallbackId cbid, void const* data) noexcept;
+
+}  // namespace nvtxpp::capture::graph_nodes
