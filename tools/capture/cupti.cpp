@@ -493,7 +493,9 @@ void start_stream_names(void* lib) noexcept {
   if (g_api.subscribe(&subscriber, &on_resource, nullptr) == CUPTI_SUCCESS) {
     g_api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                           CUPTI_CBID_RESOURCE_STREAM_CREATED);
-    if (graph_nodes::start(lib)) {
+    // NVTXPP_GRAPH_NODES=off: no graph node events (to measure what they cost; docs/graphs.md).
+    char const* graphs = std::getenv("NVTXPP_GRAPH_NODES");
+    if ((graphs == nullptr || std::strcmp(graphs, "off") != 0) && graph_nodes::start(lib)) {
       for (CUpti_CallbackId cbid : graph_nodes::callbacks) {
         g_api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid);
       }
