@@ -200,19 +200,6 @@ CUptiResult cuptiGetGraphId(CUgraph graph, uint32_t* id) {
   return CUPTI_SUCCESS;
 }
 
-std::vector<std::pair<std::uintptr_t, std::uintptr_t>> g_child_graphs;  // child node -> graph
-
-/// The driver's function, which the CUPTI source looks up in libcuda.so.1 or, failing that,
-/// through CUPTI's handle (here).
-CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode node, CUgraph* graph) {
-  for (auto const& [n, g] : g_child_graphs) {
-    if (n == reinterpret_cast<std::uintptr_t>(node)) {
-      *graph = reinterpret_cast<CUgraph>(g);
-      return CUDA_SUCCESS;
-    }
-  }
-  return CUDA_ERROR_INVALID_VALUE;
-}
 
 /// The fake's one stream: handle 0x5000 is CUPTI stream 7 (where its kernels run).
 CUptiResult cuptiGetStreamIdEx(CUcontext, CUstream stream, uint8_t, uint32_t* id) {
@@ -306,18 +293,15 @@ __attribute__((visibility("default"))) void fake_cupti_launch(int kernels, std::
 /// @brief Test hook: a graph node event, as CUDA raises it on the calling thread. `event`: 0 a
 /// node created (stream capture or cudaGraphAdd*Node), 1 cloned from `original` (instantiation,
 /// cloning, a child graph copied into its node), 2 updated from `original`
-/// (cudaGraphExecUpdate). `child_graph`, when not 0, is the graph a child-graph node embeds.
+/// (cudaGraphExecUpdate), 3 a node of type `type` about to be created in `graph` (no node yet).
 __attribute__((visibility("default"))) void fake_cupti_graph_node(int event, uint32_t graph,
                                                                   uint64_t node,
                                                                   uint32_t original_graph,
-                                                                  uint64_t original, int type,
-                                                                  uint32_t child_graph) {
+                                                                  uint64_t original, int type) {
   CUpti_CallbackId const cbid = event == 0   ? CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED
                                 : event == 1 ? CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED
-                                             : CUPTI_CBID_RESOURCE_GRAPH_NODE_UPDATED;
-  if (child_graph != 0) {
-    g_child_graphs.emplace_back(static_cast<std::uintptr_t>(node), child_graph);
-  }
+                                : event == 2 ? CUPTI_CBID_RESOURCE_GRAPH_NODE_UPDATED
+                                             : CUPTI_CBID_RESOURCE_GRAPHNODE_CREATE_STARTING;
   if (g_resource_cb == nullptr || !g_graph_enabled[cbid]) {
     return;
   }

@@ -17,8 +17,7 @@
 
 namespace {
 
-using node_fn = void (*)(int, std::uint32_t, std::uint64_t, std::uint32_t, std::uint64_t, int,
-                         std::uint32_t);
+using node_fn = void (*)(int, std::uint32_t, std::uint64_t, std::uint32_t, std::uint64_t, int);
 using launch_fn = void (*)(std::uint32_t, std::uint64_t const*, int const*, int, std::uint32_t);
 node_fn g_node = nullptr;
 launch_fn g_launch = nullptr;
@@ -28,17 +27,18 @@ constexpr int memcpy_node = 1;
 constexpr int memset_node = 2;
 constexpr int child_node = 4;
 
-void created(std::uint32_t graph, std::uint64_t node, int type = kernel,
-             std::uint32_t child_graph = 0) {
-  g_node(0, graph, node, 0, 0, type, child_graph);
+/// What CUDA reports for one node added to `graph`: `starting`, then `created`.
+void created(std::uint32_t graph, std::uint64_t node, int type = kernel) {
+  g_node(3, graph, 0, 0, 0, type);
+  g_node(0, graph, node, 0, 0, type);
 }
 void cloned(std::uint32_t graph, std::uint64_t node, std::uint32_t from_graph, std::uint64_t from,
             int type = kernel) {
-  g_node(1, graph, node, from_graph, from, type, 0);
+  g_node(1, graph, node, from_graph, from, type);
 }
 void updated(std::uint32_t graph, std::uint64_t node, std::uint32_t from_graph,
              std::uint64_t from) {
-  g_node(2, graph, node, from_graph, from, kernel, 0);
+  g_node(2, graph, node, from_graph, from, kernel);
 }
 void launch(std::uint32_t graph, std::vector<std::uint64_t> const& nodes,
             std::vector<int> const& kinds, std::uint32_t stream) {
@@ -106,8 +106,11 @@ void child_graph() {
   created(20, 601);
   nvtxRangePop();
   nvtxRangePushA("parent");
-  cloned(22, 603, 20, 601);  // the copy CUDA makes of the child graph
-  created(21, 602, child_node, 22);
+  // cudaGraphAddChildGraphNode: CUDA copies the child graph (20) into the new node (graph 22)
+  // between the node's `starting` and `created`.
+  g_node(3, 21, 0, 0, 0, child_node);
+  cloned(22, 603, 20, 601);
+  g_node(0, 21, 602, 0, 0, child_node);
   nvtxRangePop();
   cloned(23, 701, 22, 603);
   cloned(23, 702, 21, 602, child_node);

@@ -47,6 +47,10 @@ enum class graph_event : std::uint32_t {
   updated = 3,  ///< `node` of an executable graph now runs the parameters of `original`
                 ///< (cudaGraphExecUpdate, cudaGraphExecChildGraphNodeSetParams)
   child = 4,    ///< `node` is a child-graph node whose embedded graph is `graph`
+  starting = 5, ///< a node of type `node_type` is about to be added to `graph` on thread `tid`
+                ///< (`node` 0): the clones made before that node's `created` on the same
+                ///< thread are its embedded graph (cudaGraphAddChildGraphNode copies the child
+                ///< graph)
 };
 
 /// @brief A CUDA graph node event (CUPTI's resource callbacks). `ticks` are the NVTX recorder's

@@ -27,8 +27,6 @@ namespace rec = nvtxpp::recording;
 
 decltype(&::cuptiGetGraphId) g_graph_id = nullptr;
 decltype(&::cuptiGetGraphNodeId) g_node_id = nullptr;
-using child_graph_fn = CUresult (*)(CUgraphNode, CUgraph*);
-child_graph_fn g_child_graph = nullptr;
 
 std::uint64_t node_id(CUgraphNode node) noexcept {
   std::uint64_t id = 0;
@@ -60,30 +58,11 @@ void write(rec::graph_event event, std::uint64_t node, std::uint64_t original,
   write_file_record(static_cast<std::uint32_t>(rec::gpu_record::graph_node), &part, 1);
 }
 
-/// A child-graph node: says which graph it embeds, so the nodes of that graph (and their clones)
-/// come under the ranges open where the child node was added, too.
-void note_child(CUgraphNode node, std::uint64_t id) noexcept {
-  CUgraph embedded = nullptr;
-  if (g_child_graph != nullptr && g_child_graph(node, &embedded) == CUDA_SUCCESS) {
-    if (std::uint32_t const g = graph_id(embedded); g != 0) {
-      write(rec::graph_event::child, id, 0, g, 0, CU_GRAPH_NODE_TYPE_GRAPH);
-    }
-  }
-}
-
 }  // namespace
 
 bool start(void* cupti) noexcept {
   g_graph_id = reinterpret_cast<decltype(g_graph_id)>(::dlsym(cupti, "cuptiGetGraphId"));
   g_node_id = reinterpret_cast<decltype(g_node_id)>(::dlsym(cupti, "cuptiGetGraphNodeId"));
-  if (void* cuda = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD)) {
-    g_child_graph =
-        reinterpret_cast<child_graph_fn>(::dlsym(cuda, "cuGraphChildGraphNodeGetGraph"));
-    // Kept open: the driver stays loaded for the process's life anyway.
-  }
-  if (g_child_graph == nullptr) {  // a CUPTI stand-in may bring its own
-    g_child_graph = reinterpret_cast<child_graph_fn>(::dlsym(cupti, "cuGraphChildGraphNodeGetGraph"));
-  }
   return g_graph_id != nullptr && g_node_id != nullptr;
 }
 
@@ -94,6 +73,13 @@ void on_resource(CUpti_CallbackId cbid, void const* data) noexcept {
   auto const* r = static_cast<CUpti_ResourceData const*>(data);
   auto const* g = static_cast<CUpti_GraphData const*>(r->resourceDescriptor);
   if (g == nullptr) {
+    return;
+  }
+  if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATE_STARTING) {
+    // No node yet. A child-graph node's embedded graph is copied between this and its
+    // `created`: the reader ties those clones to it (no driver call here, in CUDA's callback).
+    write(rec::graph_event::starting, 0, 0, graph_id(g->graph), 0,
+          static_cast<std::uint32_t>(g->nodeType));
     return;
   }
   std::uint64_t const node = node_id(g->node);
@@ -112,12 +98,9 @@ void on_resource(CUpti_CallbackId cbid, void const* data) noexcept {
     case CUPTI_CBID_RESOURCE_GRAPH_NODE_UPDATED:
       write(rec::graph_event::updated, node, node_id(g->originalNode), graph_id(g->graph),
             graph_id(g->originalGraph), type);
-      return;  // an updated node keeps what it embeds
+      break;
     default:
-      return;
-  }
-  if (g->nodeType == CU_GRAPH_NODE_TYPE_GRAPH) {
-    note_child(g->node, node);
+      break;
   }
 }
 

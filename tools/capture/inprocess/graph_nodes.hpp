@@ -16,12 +16,11 @@ namespace nvtxpp::capture::graph_nodes {
 /// @brief The resource callbacks this source handles (cupti.cpp enables them on its one
 /// subscriber and forwards them to on_resource).
 inline constexpr CUpti_CallbackId callbacks[] = {
-    CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED,
-    CUPTI_CBID_RESOURCE_GRAPH_NODE_UPDATED};
+    CUPTI_CBID_RESOURCE_GRAPHNODE_CREATE_STARTING, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED,
+    CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, CUPTI_CBID_RESOURCE_GRAPH_NODE_UPDATED};
 
 /// @brief Resolves what the source needs from CUPTI (`cupti`, a dlopen handle): cuptiGetGraphId
-/// and cuptiGetGraphNodeId. Child graphs also need the driver's cuGraphChildGraphNodeGetGraph
-/// (found in the loaded libcuda.so.1, else through `cupti`'s handle).
+/// and cuptiGetGraphNodeId. It calls nothing else: no CUDA call from inside CUDA's callbacks.
 /// @return false when this CUPTI lacks them (graph nodes are then not recorded)
 bool start(void* cupti) noexcept;
 

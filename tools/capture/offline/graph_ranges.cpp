@@ -55,6 +55,9 @@ struct work {
   std::int64_t end_ns = 0;
 };
 
+/// CUgraphNodeType's CU_GRAPH_NODE_TYPE_GRAPH (a child-graph node).
+constexpr std::uint32_t child_graph_type = 4;
+
 /// How deep clone/update/child chains are followed (a damaged file could make a cycle).
 constexpr int max_chain = 64;
 
@@ -70,6 +73,8 @@ struct graph_ranges::impl {
   std::vector<work> works;
   std::unordered_map<std::uint32_t, std::int64_t> launch_ns;  ///< correlation -> API call start
   bool any_updates = false;
+  /// Per thread: the graphs of the clones made since a `starting` event (a node being added).
+  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> adding;
 
   void sort_creations() {
     if (!sorted) {
@@ -122,11 +127,24 @@ graph_ranges::graph_ranges() : d_{std::make_unique<impl>()} {}
 graph_ranges::~graph_ranges() = default;
 
 void graph_ranges::on_node_event(rec::gpu_graph_node const& e, std::int64_t ns) {
-  if (e.node == 0) {
+  if (e.node == 0 && e.event != static_cast<std::uint32_t>(rec::graph_event::starting)) {
     return;
   }
   switch (static_cast<rec::graph_event>(e.event)) {
+    case rec::graph_event::starting:
+      d_->adding[e.tid].clear();
+      d_->adding[e.tid].push_back(0);  // open; the clones' graphs follow
+      return;
     case rec::graph_event::created: {
+      // A child-graph node: the graphs cloned while it was being added are its embedded graph.
+      if (auto const a = d_->adding.find(e.tid); a != d_->adding.end()) {
+        if (e.node_type == child_graph_type) {
+          for (std::size_t i = 1; i < a->second.size(); ++i) {
+            d_->child_node_of_graph.try_emplace(a->second[i], e.node);
+          }
+        }
+        d_->adding.erase(a);
+      }
       node_state& n = d_->nodes[e.node];
       n.graph = e.graph;
       n.created = true;
@@ -137,6 +155,9 @@ void graph_ranges::on_node_event(rec::gpu_graph_node const& e, std::int64_t ns) 
       break;
     }
     case rec::graph_event::cloned: {
+      if (auto const a = d_->adding.find(e.tid); a != d_->adding.end() && e.graph != 0) {
+        a->second.push_back(e.graph);
+      }
       node_state& n = d_->nodes[e.node];
       n.graph = e.graph;
       n.original = e.original;

@@ -3,7 +3,8 @@
 ///
 /// Input, per process: the graph node events of the in-process source
 /// (tools/capture/inprocess/graph_nodes.cpp: created on thread T at time t, cloned from,
-/// updated from, child graph embedded in), the GPU work records that carry a graph node id, the
+/// updated from; a child-graph node's embedded graph is the graph of the clones made on its
+/// thread between its `starting` and its `created`), the GPU work records that carry a graph node id, the
 /// graph launches' API calls, and the process's push/pop ranges (streamed, after the GPU side).
 ///
 /// Rule: a node belongs to the push/pop ranges (any domain) that were open on the thread that
