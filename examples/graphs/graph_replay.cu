@@ -62,11 +62,11 @@ bool ok(cudaError_t e, char const* what) {
   }
   return true;
 }
-#define GR_CHECK(call)     \
-  do {                     \
+#define GR_CHECK(call)      \
+  do {                      \
     if (!ok(call, #call)) { \
-      return false;        \
-    }                      \
+      return false;         \
+    }                       \
   } while (0)
 
 /// Every element of device buffer `d` equals `want`.
@@ -177,8 +177,8 @@ bool graph_api_two_execs(cudaStream_t s1, cudaStream_t s2, float* a, float* c) {
     m.width = n;
     m.height = 1;
     GR_CHECK(cudaGraphAddMemsetNode(&memset_node, graph, nullptr, 0, &m));
-    GR_CHECK(cudaGraphAddMemcpyNode1D(&copy_node, graph, &memset_node, 1, a, c,
-                                      sizeof(float) * n, cudaMemcpyDeviceToDevice));
+    GR_CHECK(cudaGraphAddMemcpyNode1D(&copy_node, graph, &memset_node, 1, a, c, sizeof(float) * n,
+                                      cudaMemcpyDeviceToDevice));
     cudaKernelNodeParams const k = kernel_params(reinterpret_cast<void*>(&scale), scale_args);
     GR_CHECK(cudaGraphAddKernelNode(&scale_node, graph, &copy_node, 1, &k));
   }

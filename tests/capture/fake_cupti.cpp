@@ -200,7 +200,6 @@ CUptiResult cuptiGetGraphId(CUgraph graph, uint32_t* id) {
   return CUPTI_SUCCESS;
 }
 
-
 /// The fake's one stream: handle 0x5000 is CUPTI stream 7 (where its kernels run).
 CUptiResult cuptiGetStreamIdEx(CUcontext, CUstream stream, uint8_t, uint32_t* id) {
   if (reinterpret_cast<std::uintptr_t>(stream) != 0x5000) {

@@ -152,8 +152,9 @@ void other_thread() {
 int main(int argc, char** argv) {
   char const* path = std::getenv("CUDA_INJECTION64_PATH");
   void* inject = path != nullptr ? ::dlopen(path, RTLD_NOW | RTLD_LOCAL) : nullptr;
-  auto init =
-      inject != nullptr ? reinterpret_cast<int (*)()>(::dlsym(inject, "InitializeInjection")) : nullptr;
+  auto init = inject != nullptr
+                  ? reinterpret_cast<int (*)()>(::dlsym(inject, "InitializeInjection"))
+                  : nullptr;
   if (init == nullptr) {
     std::fprintf(stderr, "cannot load InitializeInjection\n");
     return 65;

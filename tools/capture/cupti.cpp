@@ -480,8 +480,9 @@ void CUPTIAPI on_resource(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   }
 }
 
-/// Subscribes to stream creation (and CUDA graph node events) when this CUPTI offers it (one subscriber per process: a
-/// program that subscribes itself keeps its subscription, and tracks keep CUPTI's ids).
+/// Subscribes to stream creation (and CUDA graph node events) when this CUPTI offers it (one
+/// subscriber per process: a program that subscribes itself keeps its subscription, and tracks keep
+/// CUPTI's ids).
 void start_stream_names(void* lib) noexcept {
   std::string why;
   if (!resolve(lib, "cuptiSubscribe", g_api.subscribe, why) ||

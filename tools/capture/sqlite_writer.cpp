@@ -468,11 +468,10 @@ struct sqlite_writer::impl {
   ~impl() {
     // Statements first: sqlite3_close refuses while any is alive.
     for (statement* s :
-         {&schema_ins,  &schema_entry_ins, &gsource_ins, &gtype_ins,  &gfield_ins,
-          &gevent_ins,  &gdata_ins,        &string_ins,  &nvtx_ins,   &kernel_ins,
-          &memcpy_ins,  &memset_ins,       &sync_ins,    &api_ins,    &thread_ins,
-          &process_ins, &stream_ins,       &capture_ins, &export_ins, &session_ins,
-          &graph_range_ins}) {
+         {&schema_ins, &schema_entry_ins, &gsource_ins,    &gtype_ins,   &gfield_ins, &gevent_ins,
+          &gdata_ins,  &string_ins,       &nvtx_ins,       &kernel_ins,  &memcpy_ins, &memset_ins,
+          &sync_ins,   &api_ins,          &thread_ins,     &process_ins, &stream_ins, &capture_ins,
+          &export_ins, &session_ins,      &graph_range_ins}) {
       s->finalize();
     }
     if (db != nullptr) {

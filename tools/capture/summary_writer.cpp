@@ -531,10 +531,14 @@ void summary_sink::print(std::FILE* out, read_totals const& totals,
     // Ranges in CUDA graph launches: one instance per range and launch (nvtxpp-capture's own).
     if (!d_->graph_rows.empty()) {
       table g;
-      g.title = "NVTX Ranges in CUDA Graph Launches (nvtxpp-capture: GPU side of capture-time "
-                "ranges)";
-      g.header = {"Range",    "Total GPU Time (ns)", "Instances", "Avg (ns)", "Med (ns)",
-                  "Min (ns)", "Max (ns)",            "Kernels",   "Memcpys",  "Memsets"};
+      g.title =
+          "NVTX Ranges in CUDA Graph Launches (nvtxpp-capture: GPU side of capture-time "
+          "ranges)";
+      g.header = {"Range",     "Total GPU Time (ns)",
+                  "Instances", "Avg (ns)",
+                  "Med (ns)",  "Min (ns)",
+                  "Max (ns)",  "Kernels",
+                  "Memcpys",   "Memsets"};
       g.left = {true, false, false, false, false, false, false, false, false, false};
       std::vector<std::pair<stats, std::pair<std::string, impl::graph_row const*>>> rows;
       for (auto const& [name, row] : d_->graph_rows) {

@@ -156,8 +156,8 @@ struct mark_info {
 struct kernel_info {
   std::uint32_t pid = 0;
   recording::gpu_kernel raw{};
-  std::string_view name;       ///< as CUPTI reports it (usually mangled)
-  std::string_view demangled;  ///< demangled name, or `name` when it is not a mangled name
+  std::string_view name;         ///< as CUPTI reports it (usually mangled)
+  std::string_view demangled;    ///< demangled name, or `name` when it is not a mangled name
   std::uint64_t graph_node = 0;  ///< CUPTI graphNodeId when run by a graph launch, else 0
   std::uint32_t graph = 0;       ///< CUPTI graphId when run by a graph launch, else 0
 };
@@ -184,11 +184,11 @@ struct memset_info {
 /// (tools/capture/offline/graph_ranges.hpp).
 struct graph_range_info {
   std::uint32_t pid = 0;
-  std::uint32_t device = 0;   ///< where the range's first node ran
+  std::uint32_t device = 0;  ///< where the range's first node ran
   std::uint32_t context = 0;
-  std::uint32_t stream = 0;   ///< CUPTI stream id
-  std::int64_t start_ns = 0;  ///< first node's start (GPU)
-  std::int64_t end_ns = 0;    ///< last node's end (GPU)
+  std::uint32_t stream = 0;       ///< CUPTI stream id
+  std::int64_t start_ns = 0;      ///< first node's start (GPU)
+  std::int64_t end_ns = 0;        ///< last node's end (GPU)
   std::uint32_t correlation = 0;  ///< the graph launch's (its API call's and its work's)
   std::uint32_t graph = 0;        ///< CUPTI graph id of the launch's work
   std::uint64_t launch = 0;       ///< launches in this process numbered from 1, by first start
@@ -198,9 +198,9 @@ struct graph_range_info {
   std::uint32_t memsets = 0;
   std::int64_t busy_ns = 0;  ///< sum of those nodes' durations
   // The capture-time (CPU) range.
-  std::uint64_t tid = 0;            ///< the thread it was open on
-  std::int64_t cpu_start_ns = 0;    ///< its push
-  std::int64_t cpu_end_ns = 0;      ///< its pop
+  std::uint64_t tid = 0;          ///< the thread it was open on
+  std::int64_t cpu_start_ns = 0;  ///< its push
+  std::int64_t cpu_end_ns = 0;    ///< its pop
   std::string_view name;
   std::uint32_t domain = 0;
   std::string_view domain_name;  ///< "" for the global domain

@@ -18,13 +18,13 @@ namespace nvtxpp::recording {
 
 /// @brief Capture-file record kinds of GPU activity (continuing format.hpp's file_record).
 enum class gpu_record : std::uint32_t {
-  kernel = 9,   ///< gpu_kernel
-  memcpy = 10,  ///< gpu_memcpy
-  memset = 11,  ///< gpu_memset
-  sync = 12,    ///< gpu_sync
-  api = 13,     ///< gpu_api (CUDA runtime or driver call)
-  string = 14,  ///< u32 id, then the text (no terminator)
-  info = 15,    ///< text "key=value" (see gpu_info_keys below)
+  kernel = 9,       ///< gpu_kernel
+  memcpy = 10,      ///< gpu_memcpy
+  memset = 11,      ///< gpu_memset
+  sync = 12,        ///< gpu_sync
+  api = 13,         ///< gpu_api (CUDA runtime or driver call)
+  string = 14,      ///< u32 id, then the text (no terminator)
+  info = 15,        ///< text "key=value" (see gpu_info_keys below)
   graph_node = 16,  ///< gpu_graph_node: a CUDA graph node created, cloned or updated
 };
 
@@ -40,17 +40,17 @@ static_assert(sizeof(gpu_graph_tail) == 16);
 
 /// @brief What a gpu_graph_node record says happened.
 enum class graph_event : std::uint32_t {
-  created = 1,  ///< `node` was added to `graph` (stream capture or the graph API) on thread
-                ///< `tid` at `ticks`
-  cloned = 2,   ///< `node` (of `graph`) is a copy of `original` (of `original_graph`): graph
-                ///< instantiation, cudaGraphClone, a child graph copied into its node
-  updated = 3,  ///< `node` of an executable graph now runs the parameters of `original`
-                ///< (cudaGraphExecUpdate, cudaGraphExecChildGraphNodeSetParams)
-  child = 4,    ///< `node` is a child-graph node whose embedded graph is `graph`
-  starting = 5, ///< a node of type `node_type` is about to be added to `graph` on thread `tid`
-                ///< (`node` 0): the clones made before that node's `created` on the same
-                ///< thread are its embedded graph (cudaGraphAddChildGraphNode copies the child
-                ///< graph)
+  created = 1,   ///< `node` was added to `graph` (stream capture or the graph API) on thread
+                 ///< `tid` at `ticks`
+  cloned = 2,    ///< `node` (of `graph`) is a copy of `original` (of `original_graph`): graph
+                 ///< instantiation, cudaGraphClone, a child graph copied into its node
+  updated = 3,   ///< `node` of an executable graph now runs the parameters of `original`
+                 ///< (cudaGraphExecUpdate, cudaGraphExecChildGraphNodeSetParams)
+  child = 4,     ///< `node` is a child-graph node whose embedded graph is `graph`
+  starting = 5,  ///< a node of type `node_type` is about to be added to `graph` on thread `tid`
+                 ///< (`node` 0): the clones made before that node's `created` on the same
+                 ///< thread are its embedded graph (cudaGraphAddChildGraphNode copies the child
+                 ///< graph)
 };
 
 /// @brief A CUDA graph node event (CUPTI's resource callbacks). `ticks` are the NVTX recorder's

@@ -44,8 +44,8 @@ std::uint32_t graph_id(CUgraph graph) noexcept {
   return id;
 }
 
-void write(rec::graph_event event, std::uint64_t node, std::uint64_t original,
-           std::uint32_t graph, std::uint32_t original_graph, std::uint32_t type) noexcept {
+void write(rec::graph_event event, std::uint64_t node, std::uint64_t original, std::uint32_t graph,
+           std::uint32_t original_graph, std::uint32_t type) noexcept {
   rec::gpu_graph_node body{rec::now_ticks(),
                            static_cast<std::uint64_t>(::syscall(SYS_gettid)),
                            node,

@@ -32,7 +32,7 @@ struct kept_range {
 struct node_state {
   std::uint32_t graph = 0;
   bool created = false;
-  std::size_t creation = 0;   ///< index into creations (created nodes)
+  std::size_t creation = 0;    ///< index into creations (created nodes)
   std::uint64_t original = 0;  ///< cloned nodes: the node copied
   std::vector<std::pair<std::int64_t, std::uint64_t>> updates;  ///< (ns, node) in time order
 };
@@ -58,8 +58,9 @@ struct work {
 /// CUgraphNodeType's CU_GRAPH_NODE_TYPE_GRAPH (a child-graph node).
 constexpr std::uint32_t child_graph_type = 4;
 
-/// How deep clone/update/child chains are followed (a damaged file could make a cycle).
-constexpr int max_chain = 64;
+/// Nodes visited to resolve one node's ranges, at most (clone, update and child links; a damaged
+/// file could make a cycle).
+constexpr int max_steps = 256;
 
 }  // namespace
 
@@ -87,10 +88,10 @@ struct graph_ranges::impl {
 
   /// The ranges of `node` for a launch at `t`, outer first, appended to `out` (duplicates
   /// removed by the caller).
-  void ranges_of(std::uint64_t node, std::int64_t t, int chain, std::vector<std::size_t>& out,
+  void ranges_of(std::uint64_t node, std::int64_t t, int& budget, std::vector<std::size_t>& out,
                  bool& known) const {
-    if (chain > max_chain) {
-      return;
+    if (--budget < 0) {
+      return;  // a cycle or an absurd depth (a damaged file): stop
     }
     auto const it = nodes.find(node);
     if (it == nodes.end()) {
@@ -101,7 +102,7 @@ struct graph_ranges::impl {
     if (auto const c = child_node_of_graph.find(n.graph);
         c != child_node_of_graph.end() && c->second != node) {
       bool outer_known = false;
-      ranges_of(c->second, t, chain + 1, out, outer_known);
+      ranges_of(c->second, t, budget, out, outer_known);
     }
     // Own: the latest update before the launch, else the original, else the creation.
     std::uint64_t from = 0;
@@ -114,7 +115,7 @@ struct graph_ranges::impl {
       from = n.original;
     }
     if (from != 0 && from != node) {
-      ranges_of(from, t, chain + 1, out, known);
+      ranges_of(from, t, budget, out, known);
     } else if (n.created) {
       known = true;
       auto const& c = creations[n.creation].ranges;
@@ -186,7 +187,8 @@ void graph_ranges::on_work(work_kind kind, std::uint64_t node, std::uint32_t gra
 void graph_ranges::on_api(rec::gpu_api const& a) {
   // Graph launches only (cudaGraphLaunch, its per-thread variant; cuGraphLaunch, ditto).
   bool const runtime = a.kind == static_cast<std::uint32_t>(rec::gpu_api_kind::runtime);
-  if ((runtime && (a.cbid == 311 || a.cbid == 312)) || (!runtime && (a.cbid == 514 || a.cbid == 515))) {
+  if ((runtime && (a.cbid == 311 || a.cbid == 312)) ||
+      (!runtime && (a.cbid == 514 || a.cbid == 515))) {
     auto [it, fresh] = d_->launch_ns.try_emplace(a.correlation, a.start);
     if (!fresh) {
       it->second = std::min(it->second, a.start);
@@ -232,8 +234,7 @@ void graph_ranges::finish(std::uint32_t pid,
   }
   // Launches: the work of one graph launch shares its correlation id.
   std::sort(d.works.begin(), d.works.end(), [](work const& a, work const& b) {
-    return a.correlation != b.correlation ? a.correlation < b.correlation
-                                          : a.start_ns < b.start_ns;
+    return a.correlation != b.correlation ? a.correlation < b.correlation : a.start_ns < b.start_ns;
   });
   struct instance {
     graph_range_info info;
@@ -262,7 +263,8 @@ void graph_ranges::finish(std::uint32_t pid,
       } else {
         chain.clear();
         bool known = false;
-        d.ranges_of(w.node, t, 0, chain, known);
+        int budget = max_steps;
+        d.ranges_of(w.node, t, budget, chain, known);
         if (!known && std::find(unknown.begin(), unknown.end(), w.node) == unknown.end()) {
           unknown.push_back(w.node);
         }
@@ -347,10 +349,11 @@ void graph_ranges::finish(std::uint32_t pid,
                                               : a.info.depth < b.info.depth;
   });
   if (!unknown.empty()) {
-    warn(fmt::format("pid {}: GPU work of {} CUDA graph node(s) whose creation was not recorded "
-                     "(created before CUPTI was loaded, or on the device): under no "
-                     "capture-time range",
-                     pid, unknown.size()));
+    warn(
+        fmt::format("pid {}: GPU work of {} CUDA graph node(s) whose creation was not recorded "
+                    "(created before CUPTI was loaded, or on the device): under no "
+                    "capture-time range",
+                    pid, unknown.size()));
   }
   for (auto const& inst : out) {
     emit(inst.info);

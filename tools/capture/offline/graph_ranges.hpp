@@ -4,8 +4,9 @@
 /// Input, per process: the graph node events of the in-process source
 /// (tools/capture/inprocess/graph_nodes.cpp: created on thread T at time t, cloned from,
 /// updated from; a child-graph node's embedded graph is the graph of the clones made on its
-/// thread between its `starting` and its `created`), the GPU work records that carry a graph node id, the
-/// graph launches' API calls, and the process's push/pop ranges (streamed, after the GPU side).
+/// thread between its `starting` and its `created`), the GPU work records that carry a graph node
+/// id, the graph launches' API calls, and the process's push/pop ranges (streamed, after the GPU
+/// side).
 ///
 /// Rule: a node belongs to the push/pop ranges (any domain) that were open on the thread that
 /// created it, at that moment; a clone belongs to its original's ranges; a node of an executable
