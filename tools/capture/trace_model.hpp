@@ -191,7 +191,7 @@ struct graph_range_info {
   std::int64_t end_ns = 0;        ///< last node's end (GPU)
   std::uint32_t correlation = 0;  ///< the graph launch's (its API call's and its work's)
   std::uint32_t graph = 0;        ///< CUPTI graph id of the launch's work
-  std::uint64_t launch = 0;       ///< launches in this process numbered from 1, by first start
+  std::uint64_t launch = 0;       ///< launches with such instances numbered from 1, by start
   int depth = 0;                  ///< 0: outermost of the ranges its nodes were created under
   std::uint32_t kernels = 0;      ///< nodes of each kind under the range in this launch
   std::uint32_t memcpys = 0;

@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -122,6 +123,132 @@ struct graph_ranges::impl {
       out.insert(out.end(), c.begin(), c.end());
     }
   }
+
+  // finish() -------------------------------------------------------------------------------
+
+  std::unordered_map<std::uint64_t, std::vector<std::size_t>> memo;  ///< per node (no updates)
+  std::unordered_set<std::uint64_t> unknown;  ///< nodes whose creation was not recorded
+  std::vector<std::size_t> scratch;
+
+  /// Each creation's ranges, outer first: open at one instant on one thread, they nest, so the
+  /// earlier start is the outer one (equal starts: the longer one).
+  void sort_creation_ranges() {
+    for (auto& c : creations) {
+      std::sort(c.ranges.begin(), c.ranges.end(), [&](std::size_t a, std::size_t b) {
+        auto const& x = ranges[a];
+        auto const& y = ranges[b];
+        return x.start_ns != y.start_ns ? x.start_ns < y.start_ns : x.end_ns > y.end_ns;
+      });
+    }
+  }
+
+  /// The ranges of `node` for a launch at `t`, outer first, each once.
+  std::vector<std::size_t> const& resolved(std::uint64_t node, std::int64_t t) {
+    if (!any_updates) {
+      if (auto const m = memo.find(node); m != memo.end()) {
+        return m->second;
+      }
+    }
+    std::vector<std::size_t> chain;
+    bool known = false;
+    int budget = max_steps;
+    ranges_of(node, t, budget, chain, known);
+    if (!known) {
+      unknown.insert(node);
+    }
+    // Duplicates (a range holding both a child node and its graph's nodes): the first.
+    scratch.clear();
+    for (std::size_t r : chain) {
+      if (std::find(scratch.begin(), scratch.end(), r) == scratch.end()) {
+        scratch.push_back(r);
+      }
+    }
+    return any_updates ? scratch : memo.emplace(node, scratch).first->second;
+  }
+
+  /// One instance per range of the launch whose work is works[i, j).
+  void add_launch(std::uint32_t pid, std::size_t i, std::size_t j,
+                  std::vector<graph_range_info>& out) {
+    std::int64_t t = works[i].start_ns;
+    if (auto const l = launch_ns.find(works[i].correlation); l != launch_ns.end()) {
+      t = l->second;
+    }
+    std::map<std::size_t, std::size_t> slot;  // kept range -> index in out
+    for (std::size_t k = i; k < j; ++k) {
+      work const& w = works[k];
+      std::vector<std::size_t> const& list = resolved(w.node, t);
+      for (std::size_t depth = 0; depth < list.size(); ++depth) {
+        auto [s, fresh] = slot.try_emplace(list[depth], out.size());
+        if (fresh) {
+          out.push_back(instance(pid, ranges[list[depth]], w, static_cast<int>(depth)));
+        }
+        graph_range_info& g = out[s->second];
+        if (w.start_ns < g.start_ns) {  // works are in start order; kept for safety
+          g.start_ns = w.start_ns;
+          g.device = w.device;
+          g.context = w.context;
+          g.stream = w.stream;
+        }
+        g.end_ns = std::max(g.end_ns, w.end_ns);
+        g.depth = std::min(g.depth, static_cast<int>(depth));
+        g.busy_ns += w.end_ns - w.start_ns;
+        g.kernels += w.kind == work_kind::kernel ? 1U : 0U;
+        g.memcpys += w.kind == work_kind::memcpy ? 1U : 0U;
+        g.memsets += w.kind == work_kind::memset ? 1U : 0U;
+      }
+    }
+  }
+
+  /// A range's instance started by its first work `w` (counts added by the caller).
+  static graph_range_info instance(std::uint32_t pid, kept_range const& kr, work const& w,
+                                   int depth) {
+    graph_range_info g;
+    g.pid = pid;
+    g.device = w.device;
+    g.context = w.context;
+    g.stream = w.stream;
+    g.start_ns = w.start_ns;
+    g.end_ns = w.end_ns;
+    g.correlation = w.correlation;
+    g.graph = w.graph;
+    g.depth = depth;
+    g.tid = kr.tid;
+    g.cpu_start_ns = kr.start_ns;
+    g.cpu_end_ns = kr.end_ns;
+    g.name = kr.name;
+    g.domain = kr.domain;
+    g.domain_name = kr.domain_name;
+    g.has_color = kr.has_color;
+    g.color = kr.color;
+    return g;
+  }
+
+  /// Launches numbered 1, 2, ... by their first work's start; instances put in start order.
+  static void number_launches(std::vector<graph_range_info>& out) {
+    std::map<std::uint32_t, std::int64_t> first;
+    for (auto const& g : out) {
+      auto [it, fresh] = first.try_emplace(g.correlation, g.start_ns);
+      if (!fresh) {
+        it->second = std::min(it->second, g.start_ns);
+      }
+    }
+    std::vector<std::pair<std::int64_t, std::uint32_t>> order;
+    order.reserve(first.size());
+    for (auto const& [corr, ns] : first) {
+      order.emplace_back(ns, corr);
+    }
+    std::sort(order.begin(), order.end());
+    std::unordered_map<std::uint32_t, std::uint64_t> number;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      number[order[k].second] = k + 1;
+    }
+    for (auto& g : out) {
+      g.launch = number[g.correlation];
+    }
+    std::stable_sort(out.begin(), out.end(), [](auto const& a, auto const& b) {
+      return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.depth < b.depth;
+    });
+  }
 };
 
 graph_ranges::graph_ranges() : d_{std::make_unique<impl>()} {}
@@ -223,140 +350,34 @@ void graph_ranges::finish(std::uint32_t pid,
                           std::function<void(graph_range_info const&)> const& emit,
                           std::function<void(std::string)> const& warn) {
   impl& d = *d_;
-  // Each creation's ranges, outer first: open at one instant on one thread, they nest, so the
-  // earlier start is the outer one (equal starts: the longer one).
-  for (auto& c : d.creations) {
-    std::sort(c.ranges.begin(), c.ranges.end(), [&](std::size_t a, std::size_t b) {
-      auto const& x = d.ranges[a];
-      auto const& y = d.ranges[b];
-      return x.start_ns != y.start_ns ? x.start_ns < y.start_ns : x.end_ns > y.end_ns;
-    });
+  if (d.nodes.empty()) {  // no graph node events (NVTXPP_GRAPH_NODES=off, or no graphs)
+    d_ = std::make_unique<impl>();
+    return;
   }
+  d.sort_creation_ranges();
   // Launches: the work of one graph launch shares its correlation id.
   std::sort(d.works.begin(), d.works.end(), [](work const& a, work const& b) {
     return a.correlation != b.correlation ? a.correlation < b.correlation : a.start_ns < b.start_ns;
   });
-  struct instance {
-    graph_range_info info;
-    std::size_t range = 0;
-  };
-  std::vector<instance> out;
-  std::unordered_map<std::uint64_t, std::vector<std::size_t>> memo;  // no updates: per node
-  std::vector<std::uint64_t> unknown;  // nodes never seen created (nor cloned from one)
-  std::vector<std::size_t> chain;
+  std::vector<graph_range_info> out;
   for (std::size_t i = 0; i < d.works.size();) {
     std::size_t j = i;
     while (j < d.works.size() && d.works[j].correlation == d.works[i].correlation) {
       ++j;
     }
-    std::int64_t t = d.works[i].start_ns;
-    if (auto const l = d.launch_ns.find(d.works[i].correlation); l != d.launch_ns.end()) {
-      t = l->second;
-    }
-    std::map<std::size_t, std::size_t> slot;  // kept range -> index in out (this launch)
-    for (std::size_t k = i; k < j; ++k) {
-      work const& w = d.works[k];
-      std::vector<std::size_t> const* list = nullptr;
-      auto const m = d.any_updates ? memo.end() : memo.find(w.node);
-      if (m != memo.end()) {
-        list = &m->second;
-      } else {
-        chain.clear();
-        bool known = false;
-        int budget = max_steps;
-        d.ranges_of(w.node, t, budget, chain, known);
-        if (!known && std::find(unknown.begin(), unknown.end(), w.node) == unknown.end()) {
-          unknown.push_back(w.node);
-        }
-        // Duplicates (a range holding both a child node and its graph's nodes): the first.
-        std::vector<std::size_t> unique;
-        for (std::size_t r : chain) {
-          if (std::find(unique.begin(), unique.end(), r) == unique.end()) {
-            unique.push_back(r);
-          }
-        }
-        chain = std::move(unique);
-        if (!d.any_updates) {
-          list = &memo.emplace(w.node, chain).first->second;
-        } else {
-          list = &chain;
-        }
-      }
-      for (std::size_t depth = 0; depth < list->size(); ++depth) {
-        std::size_t const r = (*list)[depth];
-        auto [s, fresh] = slot.try_emplace(r, out.size());
-        if (fresh) {
-          kept_range const& kr = d.ranges[r];
-          graph_range_info g;
-          g.pid = pid;
-          g.device = w.device;
-          g.context = w.context;
-          g.stream = w.stream;
-          g.start_ns = w.start_ns;
-          g.end_ns = w.end_ns;
-          g.correlation = w.correlation;
-          g.graph = w.graph;
-          g.depth = static_cast<int>(depth);
-          g.tid = kr.tid;
-          g.cpu_start_ns = kr.start_ns;
-          g.cpu_end_ns = kr.end_ns;
-          g.name = kr.name;
-          g.domain = kr.domain;
-          g.domain_name = kr.domain_name;
-          g.has_color = kr.has_color;
-          g.color = kr.color;
-          out.push_back({g, r});
-        }
-        graph_range_info& g = out[s->second].info;
-        if (w.start_ns < g.start_ns) {  // works are in start order; kept for safety
-          g.start_ns = w.start_ns;
-          g.device = w.device;
-          g.context = w.context;
-          g.stream = w.stream;
-        }
-        g.end_ns = std::max(g.end_ns, w.end_ns);
-        g.depth = std::min(g.depth, static_cast<int>(depth));
-        g.busy_ns += w.end_ns - w.start_ns;
-        g.kernels += w.kind == work_kind::kernel ? 1U : 0U;
-        g.memcpys += w.kind == work_kind::memcpy ? 1U : 0U;
-        g.memsets += w.kind == work_kind::memset ? 1U : 0U;
-      }
-    }
+    d.add_launch(pid, i, j, out);
     i = j;
   }
-  // Launches numbered by their first work's start.
-  std::map<std::uint32_t, std::int64_t> first;
-  for (auto const& w : d.works) {
-    auto [it, fresh] = first.try_emplace(w.correlation, w.start_ns);
-    if (!fresh) {
-      it->second = std::min(it->second, w.start_ns);
-    }
-  }
-  std::vector<std::pair<std::int64_t, std::uint32_t>> order;
-  for (auto const& [corr, ns] : first) {
-    order.emplace_back(ns, corr);
-  }
-  std::sort(order.begin(), order.end());
-  std::unordered_map<std::uint32_t, std::uint64_t> number;
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    number[order[k].second] = k + 1;
-  }
-  for (auto& inst : out) {
-    inst.info.launch = number[inst.info.correlation];
-  }
-  std::stable_sort(out.begin(), out.end(), [](instance const& a, instance const& b) {
-    return a.info.start_ns != b.info.start_ns ? a.info.start_ns < b.info.start_ns
-                                              : a.info.depth < b.info.depth;
-  });
-  if (!unknown.empty()) {
+  impl::number_launches(out);
+  if (!d.unknown.empty()) {
     warn(
         fmt::format("pid {}: GPU work of {} CUDA graph node(s) whose creation was not recorded "
                     "(created before CUPTI was loaded, or on the device): under no "
                     "capture-time range",
-                    pid, unknown.size()));
+                    pid, d.unknown.size()));
   }
-  for (auto const& inst : out) {
-    emit(inst.info);
+  for (auto const& g : out) {
+    emit(g);
   }
   d_ = std::make_unique<impl>();
 }
