@@ -86,6 +86,10 @@ q = """SELECT coalesce(n.text, s.value) AS range, count(*) AS instances,
 for r in con.execute(q):
     print("  ", r)
 PY
+# Our .sqlite, with NVTXPP_GRAPH_RANGES beside Nsight Systems' tables, read by nsys's own reports.
+{ echo; echo "nsys stats on nvtxpp-capture's .sqlite (CPU-side ranges as without graphs):"
+  "$nsys" stats -r nvtx_sum,nvtx_gpu_proj_sum "$work/issue.sqlite" 2>&1 | grep -v "^$"
+} | tee -a "$out/issue_summary.txt"
 check issue_table python3 - "$out/issue_summary.txt" <<'PY'
 import sys
 text = open(sys.argv[1]).read()
