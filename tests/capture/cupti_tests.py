@@ -351,7 +351,7 @@ GRAPH_WANT = {
     ":layer": (3, 9, 0, 0), ":attention": (3, 6, 0, 0), ":mlp": (3, 3, 0, 0),  # the issue's
     ":outer": (2, 2, 2, 2), "dom2:build": (2, 2, 2, 2),  # graph API, 2 execs, 2 domains
     ":child_body": (1, 1, 0, 0), ":parent": (1, 1, 0, 0),  # child graph
-    ":v1": (1, 1, 0, 0), ":v2": (1, 1, 0, 0),  # cudaGraphExecUpdate
+    ":v1": (1, 1, 0, 0), ":v2": (1, 1, 0, 0), ":v3": (1, 1, 0, 0),  # cudaGraphExecUpdate
     ":worker": (1, 1, 0, 0),  # captured on another thread
 }
 
@@ -433,10 +433,10 @@ def case_fake_graphs(a, tmp):
     got = {k: (c, kk, m, s) for k, text, c, kk, m, s in joined}
     check(got == GRAPH_WANT, f"SQLite join with NVTX_EVENTS: {got}")
     n_nvtx = con.execute("SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 59").fetchone()[0]
-    check(n_nvtx == 12, f"NVTX_EVENTS push/pop rows unchanged (12), got {n_nvtx}")
+    check(n_nvtx == 13, f"NVTX_EVENTS push/pop rows: the program's 13, got {n_nvtx}")
     nodes = con.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE graphNodeId IS NOT NULL"
                         ).fetchone()[0]
-    check(nodes == 17, f"graphNodeId on the 17 graph kernels, got {nodes}")
+    check(nodes == 18, f"graphNodeId on the 18 graph kernels, got {nodes}")
 
 
 CASES["fake_graphs"] = case_fake_graphs

@@ -118,7 +118,8 @@ void child_graph() {
 }
 
 /// cudaGraphExecUpdate: graph 30 captured under `v1`, instantiated (31) and launched; graph 32
-/// captured under `v2`, the executable graph updated from it, launched again.
+/// captured under `v2`, the executable graph updated from it, launched again; then from graph 33
+/// (`v3`), launched a third time.
 void exec_update() {
   nvtxRangePushA("v1");
   created(30, 801);
@@ -129,6 +130,12 @@ void exec_update() {
   created(32, 802);
   nvtxRangePop();
   updated(31, 901, 32, 802);
+  launch(31, {901}, {kernel}, 7);
+  // The same with the update event's two nodes the other way round (either order is read).
+  nvtxRangePushA("v3");
+  created(33, 803);
+  nvtxRangePop();
+  updated(33, 803, 31, 901);
   launch(31, {901}, {kernel}, 7);
 }
 

@@ -293,7 +293,17 @@ void graph_ranges::on_node_event(rec::gpu_graph_node const& e, std::int64_t ns) 
     }
     case rec::graph_event::updated:
       if (e.original != 0) {
-        d_->nodes[e.node].updates.emplace_back(ns, e.original);
+        // The executable graph's node is the clone; the node it now runs is a created one.
+        // Read either way round, whichever order CUPTI gives the two.
+        std::uint64_t exec_node = e.node;
+        std::uint64_t source = e.original;
+        auto const a = d_->nodes.find(e.node);
+        auto const b = d_->nodes.find(e.original);
+        if (a != d_->nodes.end() && b != d_->nodes.end() && a->second.original == 0 &&
+            b->second.original != 0) {
+          std::swap(exec_node, source);
+        }
+        d_->nodes[exec_node].updates.emplace_back(ns, source);
         d_->any_updates = true;
       }
       break;
