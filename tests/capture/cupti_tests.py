@@ -405,6 +405,9 @@ def case_fake_graphs(a, tmp):
         ks = [k for k in ops if k["args"]["correlation"] == g["args"]["correlation"]]
         check(len(ks) == 3 and span(g) == (min(span(k)[0] for k in ks), max(span(k)[1] for k in ks)),
               f"layer spans its launch's kernels: {g}")
+    kernels = [e for e in ops if e.get("cat") == "cuda_kernel"]
+    check(len(kernels) == 18 and all(k["args"].get("graph_node", 0) > 0 for k in kernels),
+          "graph kernels carry their graph_node in the JSON")
     # The node captured with no range open: its kernel ran (4 kernels per launch of graph 11/12)
     # but belongs to no range.
     for corr in {g["args"]["correlation"] for g in names.get(":outer", [])}:

@@ -547,6 +547,9 @@ void json_sink::on_kernel(kernel_info const& k) {
                  r.registers_per_thread, r.static_shared, r.dynamic_shared, r.device, r.context,
                  r.stream, r.correlation);
   quoted(b, k.name);
+  if (k.graph_node != 0) {  // run by a CUDA graph launch (docs/graphs.md)
+    fmt::format_to(std::back_inserter(b), ",\"graph_node\":{},\"graph\":{}", k.graph_node, k.graph);
+  }
   b.append(std::string_view{"}"});
   d_->end();
   ++events_;
