@@ -41,6 +41,13 @@ def main():
         print(f"nsys_graph_ranges: {a.report} lacks {sorted(need - tables)} (profile with "
               "--cuda-graph-trace=node and -t cuda,nvtx)", file=sys.stderr)
         return 2
+    have = set(columns(con, "CUDA_GRAPH_NODE_EVENTS"))
+    want = {"graphNodeId", "originalGraphNodeId", "start", "globalTid"}
+    if not want <= have:
+        print(f"nsys_graph_ranges: CUDA_GRAPH_NODE_EVENTS lacks {sorted(want - have)} "
+              f"(it has {sorted(have)}): an Nsight Systems version this script does not know",
+              file=sys.stderr)
+        return 2
     strings = dict(con.execute("SELECT id, value FROM StringIds")) if "StringIds" in tables else {}
     # Nodes: created (no original) with thread and time, or cloned from an original.
     created, original = {}, {}
