@@ -107,7 +107,7 @@ print("issue table:", rows, "OK" if ok else f"FAILED, want {want}")
 sys.exit(0 if ok else 1)
 PY
 python3 "$root/scripts/trace_svg.py" "$out/issue.json" "$out/issue.svg" --skip-cat cuda_flow \
-  --skip-cat cuda_api --start-at replay || true
+  --skip-cat cuda_api --start-at layer || true
 
 step "Nsight Systems on the same program"
 : >"$out/nsys.txt"
