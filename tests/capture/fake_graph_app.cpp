@@ -8,6 +8,7 @@
 
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -175,6 +176,21 @@ int main(int argc, char** argv) {
   if (g_node == nullptr || g_launch == nullptr) {
     std::fprintf(stderr, "the fake CUPTI is not loaded\n");
     return 66;
+  }
+  if (argc > 2 && std::string{argv[1]} == "nodes") {
+    // What a node creation costs the program (docs/graphs.md "Cost"): N nodes added, each with
+    // its `starting` and `created` events, timed; one range open.
+    long const n = std::atol(argv[2]);
+    nvtxRangePushA("nodes");
+    auto const t0 = std::chrono::steady_clock::now();
+    for (long i = 0; i < n; ++i) {
+      created(50, 100000 + static_cast<std::uint64_t>(i));
+    }
+    auto const t1 = std::chrono::steady_clock::now();
+    nvtxRangePop();
+    std::printf("ns_per_node=%.1f\n",
+                std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(n));
+    return 0;
   }
   issue_example();
   if (argc > 1 && std::string{argv[1]} == "issue") {
