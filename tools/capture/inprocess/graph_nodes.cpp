@@ -45,8 +45,9 @@ std::uint32_t graph_id(CUgraph graph) noexcept {
 }
 
 void write(rec::graph_event event, std::uint64_t node, std::uint64_t original, std::uint32_t graph,
-           std::uint32_t original_graph, std::uint32_t type) noexcept {
-  rec::gpu_graph_node body{rec::now_ticks(),
+           std::uint32_t original_graph, std::uint32_t type,
+           std::int64_t ticks = rec::now_ticks()) noexcept {
+  rec::gpu_graph_node body{ticks,
                            static_cast<std::uint64_t>(::syscall(SYS_gettid)),
                            node,
                            original,
@@ -57,6 +58,17 @@ void write(rec::graph_event event, std::uint64_t node, std::uint64_t original, s
   iovec part{&body, sizeof body};
   write_file_record(static_cast<std::uint32_t>(rec::gpu_record::graph_node), &part, 1);
 }
+
+/// A node being added on this thread (GRAPHNODE_CREATE_STARTING seen, CREATED not yet). Its
+/// `starting` record is written only if a clone comes before the `created` (a child graph being
+/// copied into the node): most nodes then cost one record, not two.
+struct pending_start {
+  std::int64_t ticks = 0;
+  std::uint32_t graph = 0;
+  std::uint32_t type = 0;
+  bool unwritten = false;
+};
+thread_local pending_start t_pending;
 
 }  // namespace
 
@@ -78,8 +90,8 @@ void on_resource(CUpti_CallbackId cbid, void const* data) noexcept {
   if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATE_STARTING) {
     // No node yet. A child-graph node's embedded graph is copied between this and its
     // `created`: the reader ties those clones to it (no driver call here, in CUDA's callback).
-    write(rec::graph_event::starting, 0, 0, graph_id(g->graph), 0,
-          static_cast<std::uint32_t>(g->nodeType));
+    t_pending = {rec::now_ticks(), graph_id(g->graph), static_cast<std::uint32_t>(g->nodeType),
+                 true};
     return;
   }
   std::uint64_t const node = node_id(g->node);
@@ -89,9 +101,15 @@ void on_resource(CUpti_CallbackId cbid, void const* data) noexcept {
   auto const type = static_cast<std::uint32_t>(g->nodeType);
   switch (cbid) {
     case CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED:
+      t_pending.unwritten = false;
       write(rec::graph_event::created, node, 0, graph_id(g->graph), 0, type);
       break;
     case CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED:
+      if (t_pending.unwritten) {  // cloned while a node is being added: say so first
+        t_pending.unwritten = false;
+        write(rec::graph_event::starting, 0, 0, t_pending.graph, 0, t_pending.type,
+              t_pending.ticks);
+      }
       write(rec::graph_event::cloned, node, node_id(g->originalNode), graph_id(g->graph),
             graph_id(g->originalGraph), type);
       break;
