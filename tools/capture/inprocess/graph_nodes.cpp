@@ -68,7 +68,8 @@ struct pending_start {
   std::uint32_t type = 0;
   bool unwritten = false;
 };
-thread_local pending_start t_pending;
+// initial-exec, as the recorder core's: no lazy TLS allocation inside CUDA's callback.
+__attribute__((tls_model("initial-exec"))) thread_local pending_start t_pending;
 
 }  // namespace
 
