@@ -350,7 +350,8 @@ def csv_section(text, title):
 GRAPH_WANT = {
     ":layer": (3, 9, 0, 0), ":attention": (3, 6, 0, 0), ":mlp": (3, 3, 0, 0),  # the issue's
     ":outer": (2, 2, 2, 2), "dom2:build": (2, 2, 2, 2),  # graph API, 2 execs, 2 domains
-    ":child_body": (1, 1, 0, 0), ":parent": (1, 1, 0, 0),  # child graph
+    ":child_body": (3, 3, 0, 0), ":parent": (1, 1, 0, 0),  # child graph, 3 ways
+    ":parent2": (1, 1, 0, 0), ":parent3": (1, 1, 0, 0),
     ":v1": (1, 1, 0, 0), ":v2": (1, 1, 0, 0), ":v3": (1, 1, 0, 0),  # cudaGraphExecUpdate
     ":worker": (1, 1, 0, 0),  # captured on another thread
 }
@@ -391,13 +392,19 @@ def case_fake_graphs(a, tmp):
     check(got == GRAPH_WANT, f"JSON graph ranges {got}")
     ns = lambda us: round(us * 1000)  # noqa: E731
     span = lambda e: (ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]))  # noqa: E731
-    for inner, outer in (("attention", "layer"), ("mlp", "layer"), ("build", "outer"),
-                         ("child_body", "parent")):
+    for inner, outer in (("attention", "layer"), ("mlp", "layer"), ("build", "outer")):
         for i in names.get((":" if inner != "build" else "dom2:") + inner, []):
             o = [x for x in names.get(":" + outer, []) if x["args"]["launch"] == i["args"]["launch"]]
             check(len(o) == 1 and span(o[0])[0] <= span(i)[0] and span(i)[1] <= span(o[0])[1]
                   and o[0]["args"]["depth"] < i["args"]["depth"] and o[0]["tid"] == i["tid"],
                   f"{inner} inside {outer} in launch {i['args']['launch']}")
+    # Each child_body instance inside the instance of one of the parents, in the same launch.
+    for i in names.get(":child_body", []):
+        o = [x for p in ("parent", "parent2", "parent3") for x in names.get(":" + p, [])
+             if x["args"]["launch"] == i["args"]["launch"]]
+        check(len(o) == 1 and span(o[0])[0] <= span(i)[0] and span(i)[1] <= span(o[0])[1]
+              and o[0]["args"]["depth"] < i["args"]["depth"],
+              f"child_body inside its parent in launch {i['args']['launch']}")
     outer_tracks = {g["tid"] for g in names.get(":outer", [])}
     check(len(outer_tracks) == 2, f"one graph's two executable graphs on two streams: {outer_tracks}")
     # Each launch's `layer` spans its 3 kernels exactly.
@@ -406,7 +413,7 @@ def case_fake_graphs(a, tmp):
         check(len(ks) == 3 and span(g) == (min(span(k)[0] for k in ks), max(span(k)[1] for k in ks)),
               f"layer spans its launch's kernels: {g}")
     kernels = [e for e in ops if e.get("cat") == "cuda_kernel"]
-    check(len(kernels) == 18 and all(k["args"].get("graph_node", 0) > 0 for k in kernels),
+    check(len(kernels) == 20 and all(k["args"].get("graph_node", 0) > 0 for k in kernels),
           "graph kernels carry their graph_node in the JSON")
     # The node captured with no range open: its kernel ran (4 kernels per launch of graph 11/12)
     # but belongs to no range.
@@ -436,10 +443,10 @@ def case_fake_graphs(a, tmp):
     got = {k: (c, kk, m, s) for k, text, c, kk, m, s in joined}
     check(got == GRAPH_WANT, f"SQLite join with NVTX_EVENTS: {got}")
     n_nvtx = con.execute("SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 59").fetchone()[0]
-    check(n_nvtx == 13, f"NVTX_EVENTS push/pop rows: the program's 13, got {n_nvtx}")
+    check(n_nvtx == 15, f"NVTX_EVENTS push/pop rows: the program's 15, got {n_nvtx}")
     nodes = con.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE graphNodeId IS NOT NULL"
                         ).fetchone()[0]
-    check(nodes == 18, f"graphNodeId on the 18 graph kernels, got {nodes}")
+    check(nodes == 20, f"graphNodeId on the 20 graph kernels, got {nodes}")
 
 
 CASES["fake_graphs"] = case_fake_graphs

@@ -177,6 +177,7 @@ CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFun
 }
 
 bool g_graph_enabled[CUPTI_CBID_RESOURCE_SIZE] = {};
+bool g_add_child_enabled = false;
 
 CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle,
                                 CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
@@ -184,6 +185,9 @@ CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle,
     g_stream_created_enabled = enable != 0;
   } else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid < CUPTI_CBID_RESOURCE_SIZE) {
     g_graph_enabled[cbid] = enable != 0;
+  } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+             cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphAddChildGraphNode) {
+    g_add_child_enabled = enable != 0;
   }
   return CUPTI_SUCCESS;
 }
@@ -292,11 +296,22 @@ __attribute__((visibility("default"))) void fake_cupti_launch(int kernels, std::
 /// @brief Test hook: a graph node event, as CUDA raises it on the calling thread. `event`: 0 a
 /// node created (stream capture or cudaGraphAdd*Node), 1 cloned from `original` (instantiation,
 /// cloning, a child graph copied into its node), 2 updated from `original`
-/// (cudaGraphExecUpdate), 3 a node of type `type` about to be created in `graph` (no node yet).
+/// (cudaGraphExecUpdate), 3 a node of type `type` about to be created in `graph` (no node yet),
+/// 4 and 5 the driver call cuGraphAddChildGraphNode entered and returned (its API callbacks).
 __attribute__((visibility("default"))) void fake_cupti_graph_node(int event, uint32_t graph,
                                                                   uint64_t node,
                                                                   uint32_t original_graph,
                                                                   uint64_t original, int type) {
+  if (event == 4 || event == 5) {
+    if (g_resource_cb != nullptr && g_add_child_enabled) {
+      CUpti_CallbackData c{};
+      c.callbackSite = event == 4 ? CUPTI_API_ENTER : CUPTI_API_EXIT;
+      c.functionName = "cuGraphAddChildGraphNode";
+      g_resource_cb(nullptr, CUPTI_CB_DOMAIN_DRIVER_API,
+                    CUPTI_DRIVER_TRACE_CBID_cuGraphAddChildGraphNode, &c);
+    }
+    return;
+  }
   CUpti_CallbackId const cbid = event == 0   ? CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED
                                 : event == 1 ? CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED
                                 : event == 2 ? CUPTI_CBID_RESOURCE_GRAPH_NODE_UPDATED

@@ -116,6 +116,26 @@ void child_graph() {
   cloned(23, 701, 22, 603);
   cloned(23, 702, 21, 602, child_node);
   launch(23, {701}, {kernel}, 7);
+  // Through the driver call, whose enter and exit bracket the copy wherever CUDA makes it:
+  // before the node's `starting` (parent2), or after its `created` (parent3).
+  nvtxRangePushA("parent2");
+  g_node(4, 0, 0, 0, 0, 0);
+  cloned(25, 605, 20, 601);
+  g_node(3, 24, 0, 0, 0, child_node);
+  g_node(0, 24, 604, 0, 0, child_node);
+  g_node(5, 0, 0, 0, 0, 0);
+  nvtxRangePop();
+  nvtxRangePushA("parent3");
+  g_node(4, 0, 0, 0, 0, 0);
+  g_node(3, 26, 0, 0, 0, child_node);
+  g_node(0, 26, 606, 0, 0, child_node);
+  cloned(27, 607, 20, 601);
+  g_node(5, 0, 0, 0, 0, 0);
+  nvtxRangePop();
+  cloned(28, 1201, 25, 605);
+  cloned(29, 1202, 27, 607);
+  launch(28, {1201}, {kernel}, 7);
+  launch(29, {1202}, {kernel}, 7);
 }
 
 /// cudaGraphExecUpdate: graph 30 captured under `v1`, instantiated (31) and launched; graph 32

@@ -458,6 +458,10 @@ bool resolve(void* lib, char const* name, F& f, std::string& why) {
 /// program gave its cudaStream_t through NVTX (nvtxNameCudaStream, nvtxpp::name_cuda_stream).
 void CUPTIAPI on_resource(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                           void const* data) {
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API && data != nullptr) {
+    graph_nodes::on_driver_api(cbid, data);  // calls that add child-graph nodes
+    return;
+  }
   if (domain != CUPTI_CB_DOMAIN_RESOURCE || data == nullptr) {
     return;
   }
@@ -499,6 +503,9 @@ void start_stream_names(void* lib) noexcept {
     if ((graphs == nullptr || std::strcmp(graphs, "off") != 0) && graph_nodes::start(lib)) {
       for (CUpti_CallbackId cbid : graph_nodes::callbacks) {
         g_api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid);
+      }
+      for (CUpti_CallbackId cbid : graph_nodes::driver_callbacks) {
+        g_api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
       }
     }
   }

@@ -51,6 +51,11 @@ enum class graph_event : std::uint32_t {
                  ///< (`node` 0): the clones made before that node's `created` on the same
                  ///< thread are its embedded graph (cudaGraphAddChildGraphNode copies the child
                  ///< graph)
+  /// thread `tid` entered a driver call that adds a node (cuGraphAddChildGraphNode,
+  /// cuGraphAddNode): clones made until its `call_exit` are the embedded graph of the child-graph
+  /// node it creates (written only when such clones come)
+  call_enter = 6,
+  call_exit = 7,  ///< that call returned
 };
 
 /// @brief A CUDA graph node event (CUPTI's resource callbacks). `ticks` are the NVTX recorder's

@@ -68,8 +68,17 @@ struct pending_start {
   std::uint32_t type = 0;
   bool unwritten = false;
 };
+/// A driver call that adds a node, in progress on this thread: its `call_enter` record is
+/// written only if a clone comes during the call, and then its `call_exit` too.
+struct pending_call {
+  std::int64_t ticks = 0;
+  bool active = false;
+  bool written = false;
+};
+
 // initial-exec, as the recorder core's: no lazy TLS allocation inside CUDA's callback.
 __attribute__((tls_model("initial-exec"))) thread_local pending_start t_pending;
+__attribute__((tls_model("initial-exec"))) thread_local pending_call t_call;
 
 }  // namespace
 
@@ -103,9 +112,18 @@ void on_resource(CUpti_CallbackId cbid, void const* data) noexcept {
   switch (cbid) {
     case CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED:
       t_pending.unwritten = false;
+      if (t_call.active && !t_call.written && g->nodeType == CU_GRAPH_NODE_TYPE_GRAPH) {
+        // A child-graph node created inside the call: its copy may come after; open first.
+        t_call.written = true;
+        write(rec::graph_event::call_enter, 0, 0, 0, 0, 0, t_call.ticks);
+      }
       write(rec::graph_event::created, node, 0, graph_id(g->graph), 0, type);
       break;
     case CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED:
+      if (t_call.active && !t_call.written) {  // cloned during a call adding a node
+        t_call.written = true;
+        write(rec::graph_event::call_enter, 0, 0, 0, 0, 0, t_call.ticks);
+      }
       if (t_pending.unwritten) {  // cloned while a node is being added: say so first
         t_pending.unwritten = false;
         write(rec::graph_event::starting, 0, 0, t_pending.graph, 0, t_pending.type,
@@ -121,6 +139,21 @@ void on_resource(CUpti_CallbackId cbid, void const* data) noexcept {
     default:
       break;
   }
+}
+
+void on_driver_api(CUpti_CallbackId, void const* data) noexcept {
+  if (g_node_id == nullptr || data == nullptr) {
+    return;
+  }
+  auto const* c = static_cast<CUpti_CallbackData const*>(data);
+  if (c->callbackSite == CUPTI_API_ENTER) {
+    t_call = {rec::now_ticks(), true, false};
+    return;
+  }
+  if (t_call.written) {
+    write(rec::graph_event::call_exit, 0, 0, 0, 0, 0);
+  }
+  t_call = {};
 }
 
 }  // namespace nvtxpp::capture::graph_nodes

@@ -19,6 +19,12 @@ inline constexpr CUpti_CallbackId callbacks[] = {
     CUPTI_CBID_RESOURCE_GRAPHNODE_CREATE_STARTING, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED,
     CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED, CUPTI_CBID_RESOURCE_GRAPH_NODE_UPDATED};
 
+/// @brief The driver API callbacks this source handles: the calls that add a child-graph node
+/// (their enter and exit bracket the copy CUDA makes of the child graph).
+inline constexpr CUpti_CallbackId driver_callbacks[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuGraphAddChildGraphNode, CUPTI_DRIVER_TRACE_CBID_cuGraphAddNode,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphAddNode_v2};
+
 /// @brief Resolves what the source needs from CUPTI (`cupti`, a dlopen handle): cuptiGetGraphId
 /// and cuptiGetGraphNodeId. It calls nothing else: no CUDA call from inside CUDA's callbacks.
 /// @return false when this CUPTI lacks them (graph nodes are then not recorded)
@@ -26,5 +32,8 @@ bool start(void* cupti) noexcept;
 
 /// @brief Handles one resource callback of `callbacks` (`data`: CUPTI's CUpti_ResourceData).
 void on_resource(CUpti_CallbackId cbid, void const* data) noexcept;
+
+/// @brief Handles one driver API callback of `driver_callbacks` (`data`: CUpti_CallbackData).
+void on_driver_api(CUpti_CallbackId cbid, void const* data) noexcept;
 
 }  // namespace nvtxpp::capture::graph_nodes

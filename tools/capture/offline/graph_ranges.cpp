@@ -75,8 +75,21 @@ struct graph_ranges::impl {
   std::vector<work> works;
   std::unordered_map<std::uint32_t, std::int64_t> launch_ns;  ///< correlation -> API call start
   bool any_updates = false;
-  /// Per thread: the graphs of the clones made since a `starting` event (a node being added).
-  std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> adding;
+  /// A node being added on a thread: from its `starting` to its `created`, or from a driver
+  /// call's `call_enter` to its `call_exit`; the graphs cloned meanwhile are the embedded graph
+  /// of the child-graph node created.
+  struct adding_node {
+    bool call = false;       ///< opened by `call_enter` (closed by `call_exit`)
+    std::uint64_t node = 0;  ///< the child-graph node created, once known
+    std::vector<std::uint32_t> graphs;
+  };
+  std::unordered_map<std::uint64_t, adding_node> adding;  ///< by thread
+
+  void embed(adding_node const& a) {
+    for (std::uint32_t g : a.graphs) {
+      child_node_of_graph.try_emplace(g, a.node);
+    }
+  }
 
   void sort_creations() {
     if (!sorted) {
@@ -255,23 +268,45 @@ graph_ranges::graph_ranges() : d_{std::make_unique<impl>()} {}
 graph_ranges::~graph_ranges() = default;
 
 void graph_ranges::on_node_event(rec::gpu_graph_node const& e, std::int64_t ns) {
-  if (e.node == 0 && e.event != static_cast<std::uint32_t>(rec::graph_event::starting)) {
+  auto const event = static_cast<rec::graph_event>(e.event);
+  bool const bracket = event == rec::graph_event::starting ||
+                       event == rec::graph_event::call_enter ||
+                       event == rec::graph_event::call_exit;
+  if (e.node == 0 && !bracket) {
     return;
   }
-  switch (static_cast<rec::graph_event>(e.event)) {
+  switch (event) {
     case rec::graph_event::starting:
-      d_->adding[e.tid].clear();
-      d_->adding[e.tid].push_back(0);  // open; the clones' graphs follow
+      if (auto const a = d_->adding.find(e.tid); a == d_->adding.end() || !a->second.call) {
+        d_->adding[e.tid] = {};  // inside a bracketing driver call, that call's bracket holds
+      }
       return;
-    case rec::graph_event::created: {
-      // A child-graph node: the graphs cloned while it was being added are its embedded graph.
-      if (auto const a = d_->adding.find(e.tid); a != d_->adding.end()) {
-        if (e.node_type == child_graph_type) {
-          for (std::size_t i = 1; i < a->second.size(); ++i) {
-            d_->child_node_of_graph.try_emplace(a->second[i], e.node);
-          }
+    case rec::graph_event::call_enter:
+      d_->adding[e.tid] = {true, 0, {}};
+      return;
+    case rec::graph_event::call_exit:
+      if (auto const a = d_->adding.find(e.tid); a != d_->adding.end() && a->second.call) {
+        if (a->second.node != 0) {
+          d_->embed(a->second);
         }
         d_->adding.erase(a);
+      }
+      return;
+    case rec::graph_event::created: {
+      // A child-graph node: the graphs cloned while it was being added are its embedded graph
+      // (in a driver call, CUDA may copy the child graph after creating the node: at the exit).
+      if (auto const a = d_->adding.find(e.tid); a != d_->adding.end()) {
+        if (a->second.call) {
+          if (e.node_type == child_graph_type) {
+            a->second.node = e.node;
+          }
+        } else {
+          if (e.node_type == child_graph_type) {
+            a->second.node = e.node;
+            d_->embed(a->second);
+          }
+          d_->adding.erase(a);
+        }
       }
       node_state& n = d_->nodes[e.node];
       n.graph = e.graph;
@@ -284,7 +319,7 @@ void graph_ranges::on_node_event(rec::gpu_graph_node const& e, std::int64_t ns) 
     }
     case rec::graph_event::cloned: {
       if (auto const a = d_->adding.find(e.tid); a != d_->adding.end() && e.graph != 0) {
-        a->second.push_back(e.graph);
+        a->second.graphs.push_back(e.graph);
       }
       node_state& n = d_->nodes[e.node];
       n.graph = e.graph;
