@@ -40,7 +40,8 @@ cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVTXPP_BUI
   "-DCMAKE_SHARED_LINKER_FLAGS=$tsan" "-DCMAKE_MODULE_LINKER_FLAGS=$tsan"
 tsan_targets=(test_threads nvtxpp-capture nvtxpp_inject nvtxpp_capture_app nvtxpp_window_app)
 tsan_all=$(cmake --build build/tsan --target help)
-for t in nvtxpp_capture_nvtxpp_app nvtxpp_fake_cupti nvtxpp_cupti_convert_test test_sqlite_writer; do
+for t in nvtxpp_capture_nvtxpp_app nvtxpp_fake_cupti nvtxpp_capture_graph_app nvtxpp_cupti_convert_test \
+  test_sqlite_writer; do
   # optional targets (CUPTI headers, libsqlite3): built when this configuration has them
   if grep -q "^$t:" <<<"$tsan_all"; then tsan_targets+=("$t"); fi
 done

@@ -7,7 +7,8 @@ One lane per thread (named from the trace's thread_name metadata), push/pop rang
 depth, start/end ranges in an "async" lane of their process, marks as ticks. Colours come from
 the range's NVTX colour, else from a hash of its name. Counter tracks ("ph":"C", NVTX counters)
 are drawn as step plots, one lane each, below the threads. GPU stream tracks (kernels, copies) are
-lanes like threads. --skip-cat leaves out events of a category (e.g. cuda_api, cuda_flow);
+lanes like threads; on them, ranges of CUDA graph launches (cat nvtx_graph) are drawn above the
+work, nested by depth. --skip-cat leaves out events of a category (e.g. cuda_api, cuda_flow);
 --start-at draws from the first event named NAME on (skipping, say, a long start-up).
 """
 import argparse
@@ -76,12 +77,25 @@ def main():
         if e["ph"] in ("b", "e"):
             asyncs.setdefault((e["pid"], e["id"]), {})[e["ph"]] = e
 
+    # GPU tracks with ranges of CUDA graph launches (cat nvtx_graph): the ranges on top, nested
+    # by their depth, the GPU work below them.
+    graph_rows = {}
+    for e in drawn:
+        if e.get("cat") == "nvtx_graph":
+            key = (e["pid"], e["tid"])
+            graph_rows[key] = max(graph_rows.get(key, 0), e["args"].get("depth", 0) + 1)
+
+    def row(e):
+        depth = e.get("args", {}).get("depth", 0) if e["ph"] == "X" else 0
+        if e.get("cat") == "nvtx_graph":
+            return depth
+        return graph_rows.get((e["pid"], e["tid"]), 0) + (depth if isinstance(depth, int) else 0)
+
     lanes = {}
     for e in drawn:
         if e["ph"] in ("X", "i"):
             key = (e["pid"], e["tid"])
-            depth = e.get("args", {}).get("depth", 0) if e["ph"] == "X" else 0
-            lanes[key] = max(lanes.get(key, 1), depth + 1)
+            lanes[key] = max(lanes.get(key, 1), row(e) + 1)
     for (pid, _), _ in asyncs.items():
         lanes[(pid, "async")] = lanes.get((pid, "async"), 0) + 1
     for (pid, name) in counters:
@@ -145,7 +159,7 @@ def main():
                     continue
                 x0 = LEFT + (e["ts"] - t0) * scale
                 if e["ph"] == "X":
-                    ry = y + e.get("args", {}).get("depth", 0) * ROW
+                    ry = y + row(e) * ROW
                     w = max(e["dur"] * scale, 1)
                     out.append(f'<rect x="{x0:.1f}" y="{ry}" width="{w:.1f}" height="{ROW - 3}" '
                                f'fill="{colour(e)}" stroke="#333" stroke-width="0.5"><title>'

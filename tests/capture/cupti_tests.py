@@ -331,6 +331,127 @@ def case_fake_skew(a, tmp):
 CASES["fake_skew"] = case_fake_skew
 
 
+def csv_section(text, title):
+    """Rows (dicts) of the summary CSV section whose `# title` line starts with `title`."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("# " + title):
+            body = []
+            for l in lines[i + 1:]:
+                if not l.strip() or l.startswith("#"):
+                    break
+                body.append(l)
+            import csv
+            return list(csv.DictReader(body))
+    return None
+
+
+# fake_graph_app.cpp's cases: (instances, kernels, memcpys, memsets) per "domain:name".
+GRAPH_WANT = {
+    ":layer": (3, 9, 0, 0), ":attention": (3, 6, 0, 0), ":mlp": (3, 3, 0, 0),  # the issue's
+    ":outer": (2, 2, 2, 2), "dom2:build": (2, 2, 2, 2),  # graph API, 2 execs, 2 domains
+    ":child_body": (3, 3, 0, 0), ":parent": (1, 1, 0, 0),  # child graph, 3 ways
+    ":parent2": (1, 1, 0, 0), ":parent3": (1, 1, 0, 0),
+    ":v1": (1, 1, 0, 0), ":v2": (1, 1, 0, 0), ":v3": (1, 1, 0, 0),  # cudaGraphExecUpdate
+    ":worker": (1, 1, 0, 0),  # captured on another thread
+}
+
+
+def case_fake_graphs(a, tmp):
+    """CUDA graphs through the fake CUPTI: every replayed node's work under the ranges open on
+    the thread that created it (fake_graph_app.cpp), in the summary, the JSON and the SQLite."""
+    raw = os.path.join(tmp, "raw")
+    out = os.path.join(tmp, "t.json")
+    env = dict(os.environ, NVTXPP_CUPTI_PATH=a.fake_cupti)
+    p = subprocess.run([a.capture, "--csv", "--keep-raw", raw, "-o", out, "--", a.app],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120,
+                       env=env)
+    print(p.stdout, p.stderr)
+    check(p.returncode == 0, f"exit 0, got {p.returncode}")
+    # Summary: one row per range that held nodes; none for ranges that held none.
+    rows = csv_section(p.stdout, "NVTX Ranges in CUDA Graph Launches") or []
+    got = {r["Range"]: (int(r["Instances"]), int(r["Kernels"]), int(r["Memcpys"]),
+                        int(r["Memsets"])) for r in rows}
+    check(got == GRAPH_WANT, f"graph range table {got}, want {GRAPH_WANT}")
+    proj = csv_section(p.stdout, "NVTX GPU Projection Summary") or []
+    check([r["Range"] for r in proj] == [":replay"],
+          f"nvtx_gpu_proj_sum as nsys: :replay only, got {[r['Range'] for r in proj]}")
+    # JSON: GPU-side ranges on the tracks where the kernels ran, nested as captured.
+    with open(out) as fh:
+        events = json.load(fh)["traceEvents"]
+    ops = [e for e in events if e.get("cat") in ("cuda_kernel", "cuda_memcpy", "cuda_memset")]
+    graph = [e for e in events if e.get("cat") == "nvtx_graph"]
+    tracks = {e["tid"] for e in ops}
+    check(graph and all(g["tid"] in tracks for g in graph), "graph ranges on GPU op tracks")
+    names = {}
+    for g in graph:
+        key = g["args"]["domain"] + ":" + g["name"]
+        names.setdefault(key, []).append(g)
+    got = {k: (len(v), sum(g["args"]["kernels"] for g in v), sum(g["args"]["memcpys"] for g in v),
+               sum(g["args"]["memsets"] for g in v)) for k, v in names.items()}
+    check(got == GRAPH_WANT, f"JSON graph ranges {got}")
+    ns = lambda us: round(us * 1000)  # noqa: E731
+    span = lambda e: (ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]))  # noqa: E731
+    for inner, outer in (("attention", "layer"), ("mlp", "layer"), ("build", "outer")):
+        for i in names.get((":" if inner != "build" else "dom2:") + inner, []):
+            o = [x for x in names.get(":" + outer, []) if x["args"]["launch"] == i["args"]["launch"]]
+            check(len(o) == 1 and span(o[0])[0] <= span(i)[0] and span(i)[1] <= span(o[0])[1]
+                  and o[0]["args"]["depth"] < i["args"]["depth"] and o[0]["tid"] == i["tid"],
+                  f"{inner} inside {outer} in launch {i['args']['launch']}")
+    # Each child_body instance inside the instance of one of the parents, in the same launch.
+    for i in names.get(":child_body", []):
+        o = [x for p in ("parent", "parent2", "parent3") for x in names.get(":" + p, [])
+             if x["args"]["launch"] == i["args"]["launch"]]
+        check(len(o) == 1 and span(o[0])[0] <= span(i)[0] and span(i)[1] <= span(o[0])[1]
+              and o[0]["args"]["depth"] < i["args"]["depth"],
+              f"child_body inside its parent in launch {i['args']['launch']}")
+    outer_tracks = {g["tid"] for g in names.get(":outer", [])}
+    check(len(outer_tracks) == 2, f"one graph's two executable graphs on two streams: {outer_tracks}")
+    # Each launch's `layer` spans its 3 kernels exactly.
+    for g in names.get(":layer", []):
+        ks = [k for k in ops if k["args"]["correlation"] == g["args"]["correlation"]]
+        check(len(ks) == 3 and span(g) == (min(span(k)[0] for k in ks), max(span(k)[1] for k in ks)),
+              f"layer spans its launch's kernels: {g}")
+    kernels = [e for e in ops if e.get("cat") == "cuda_kernel"]
+    check(len(kernels) == 20 and all(k["args"].get("graph_node", 0) > 0 for k in kernels),
+          "graph kernels carry their graph_node in the JSON")
+    # The node captured with no range open: its kernel ran (4 kernels per launch of graph 11/12)
+    # but belongs to no range.
+    for corr in {g["args"]["correlation"] for g in names.get(":outer", [])}:
+        n = len([k for k in ops if k["args"]["correlation"] == corr])
+        check(n == 4, f"graph 11/12 launch {corr}: 4 nodes ran, got {n}")
+    # SQLite: our table, joinable to NVTX_EVENTS; NVTX_EVENTS as without graphs.
+    if subprocess.run([a.capture, "--convert", raw, "-o", os.path.join(tmp, "x.sqlite"),
+                       "--summary-only"], stdout=subprocess.PIPE, stderr=subprocess.PIPE).returncode == 2:
+        print("note: no SQLite output in this build")
+        return
+    db = os.path.join(tmp, "t.sqlite")
+    q = subprocess.run([a.capture, "--convert", raw, "-o", db, "--no-summary"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    check(q.returncode == 0, f"--convert to SQLite: {q.stderr}")
+    import sqlite3
+    con = sqlite3.connect(db)
+    joined = con.execute(
+        "SELECT coalesce(d.text, '') || ':' || coalesce(n.text, s.value), g.text, count(*), "
+        "sum(g.kernels), sum(g.memcpys), sum(g.memsets) "
+        "FROM NVTXPP_GRAPH_RANGES g JOIN NVTX_EVENTS n ON n.globalTid = g.globalTid "
+        "AND n.start = g.nvtxStart AND coalesce(n.domainId, 0) = g.domainId AND n.eventType = 59 "
+        "LEFT JOIN StringIds s ON s.id = n.textId "
+        "LEFT JOIN NVTX_EVENTS d ON d.eventType = 75 AND d.domainId = n.domainId "
+        "AND d.globalTid / 16777216 = n.globalTid / 16777216 "
+        "GROUP BY 1").fetchall()
+    got = {k: (c, kk, m, s) for k, text, c, kk, m, s in joined}
+    check(got == GRAPH_WANT, f"SQLite join with NVTX_EVENTS: {got}")
+    n_nvtx = con.execute("SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 59").fetchone()[0]
+    check(n_nvtx == 15, f"NVTX_EVENTS push/pop rows: the program's 15, got {n_nvtx}")
+    nodes = con.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE graphNodeId IS NOT NULL"
+                        ).fetchone()[0]
+    check(nodes == 20, f"graphNodeId on the 20 graph kernels, got {nodes}")
+
+
+CASES["fake_graphs"] = case_fake_graphs
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("case", choices=sorted(CASES))

@@ -178,10 +178,18 @@ CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFun
   return CUPTI_SUCCESS;
 }
 
+bool g_graph_enabled[CUPTI_CBID_RESOURCE_SIZE] = {};
+bool g_add_child_enabled = false;
+
 CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle,
                                 CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_STREAM_CREATED) {
     g_stream_created_enabled = enable != 0;
+  } else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid < CUPTI_CBID_RESOURCE_SIZE) {
+    g_graph_enabled[cbid] = enable != 0;
+  } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API &&
+             cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphAddChildGraphNode) {
+    g_add_child_enabled = enable != 0;
   }
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart) {
     g_profiler_start_enabled = enable != 0;
@@ -209,6 +217,18 @@ __attribute__((visibility("default"))) void fake_cupti_profiler(int start) {
   }
 }
 
+// CUDA graphs. The fake's handles are their ids: a CUgraphNode handle's bits are its CUPTI node
+// id, a CUgraph's its graph id (real CUPTI gives ids of its own to real handles).
+CUptiResult cuptiGetGraphNodeId(CUgraphNode node, uint64_t* id) {
+  *id = static_cast<uint64_t>(reinterpret_cast<std::uintptr_t>(node));
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetGraphId(CUgraph graph, uint32_t* id) {
+  *id = static_cast<uint32_t>(reinterpret_cast<std::uintptr_t>(graph));
+  return CUPTI_SUCCESS;
+}
+
 /// The fake's one stream: handle 0x5000 is CUPTI stream 7 (where its kernels run).
 CUptiResult cuptiGetStreamIdEx(CUcontext, CUstream stream, uint8_t, uint32_t* id) {
   if (reinterpret_cast<std::uintptr_t>(stream) != 0x5000) {
@@ -222,6 +242,11 @@ CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, con
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
       cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) {
     *name = "cudaLaunchKernel_v7000";
+    return CUPTI_SUCCESS;
+  }
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+      cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000) {
+    *name = "cudaGraphLaunch_v10000";
     return CUPTI_SUCCESS;
   }
   return CUPTI_ERROR_INVALID_PARAMETER;
@@ -290,6 +315,105 @@ __attribute__((visibility("default"))) void fake_cupti_launch(int kernels, std::
     m.end = m.start + 1000;
     m.correlationId = ++g_correlation;
     add(m);
+  }
+}
+
+/// @brief Test hook: a graph node event, as CUDA raises it on the calling thread. `event`: 0 a
+/// node created (stream capture or cudaGraphAdd*Node), 1 cloned from `original` (instantiation,
+/// cloning, a child graph copied into its node), 2 updated from `original`
+/// (cudaGraphExecUpdate), 3 a node of type `type` about to be created in `graph` (no node yet),
+/// 4 and 5 the driver call cuGraphAddChildGraphNode entered and returned (its API callbacks).
+__attribute__((visibility("default"))) void fake_cupti_graph_node(int event, uint32_t graph,
+                                                                  uint64_t node,
+                                                                  uint32_t original_graph,
+                                                                  uint64_t original, int type) {
+  if (event == 4 || event == 5) {
+    if (g_resource_cb != nullptr && g_add_child_enabled) {
+      CUpti_CallbackData c{};
+      c.callbackSite = event == 4 ? CUPTI_API_ENTER : CUPTI_API_EXIT;
+      c.functionName = "cuGraphAddChildGraphNode";
+      g_resource_cb(nullptr, CUPTI_CB_DOMAIN_DRIVER_API,
+                    CUPTI_DRIVER_TRACE_CBID_cuGraphAddChildGraphNode, &c);
+    }
+    return;
+  }
+  CUpti_CallbackId const cbid = event == 0   ? CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED
+                                : event == 1 ? CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED
+                                : event == 2 ? CUPTI_CBID_RESOURCE_GRAPH_NODE_UPDATED
+                                             : CUPTI_CBID_RESOURCE_GRAPHNODE_CREATE_STARTING;
+  if (g_resource_cb == nullptr || !g_graph_enabled[cbid]) {
+    return;
+  }
+  CUpti_GraphData g{};
+  g.graph = reinterpret_cast<CUgraph>(static_cast<std::uintptr_t>(graph));
+  g.node = reinterpret_cast<CUgraphNode>(static_cast<std::uintptr_t>(node));
+  g.originalGraph = reinterpret_cast<CUgraph>(static_cast<std::uintptr_t>(original_graph));
+  g.originalNode = reinterpret_cast<CUgraphNode>(static_cast<std::uintptr_t>(original));
+  g.nodeType = static_cast<CUgraphNodeType>(type);
+  CUpti_ResourceData r{};
+  r.resourceDescriptor = &g;
+  g_resource_cb(nullptr, CUPTI_CB_DOMAIN_RESOURCE, cbid, &r);
+}
+
+/// @brief Test hook: one cudaGraphLaunch of executable graph `graph` on CUPTI stream `stream`:
+/// its API record, then each node's work (kinds[i]: 0 kernel, 1 copy, 2 memset) one after the
+/// other, 1 us each, all with the launch's correlation id, as CUPTI reports graph work.
+__attribute__((visibility("default"))) void fake_cupti_graph_launch(uint32_t graph,
+                                                                    uint64_t const* nodes,
+                                                                    int const* kinds, int n,
+                                                                    uint32_t stream) {
+  std::lock_guard<std::mutex> lock{g_mutex};
+  uint32_t const corr = ++g_correlation;
+  if (g_enabled[CUPTI_ACTIVITY_KIND_RUNTIME]) {
+    CUpti_ActivityAPI a{};
+    a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+    a.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000;
+    a.start = now();
+    a.end = a.start + 500;
+    a.processId = static_cast<uint32_t>(::getpid());
+    a.threadId = static_cast<uint32_t>(::syscall(SYS_gettid));
+    a.correlationId = corr;
+    add(a);
+  }
+  uint64_t t = now() + 1000;
+  for (int i = 0; i < n; ++i, t += 1500) {
+    if (kinds[i] == 0) {
+      CUpti_ActivityKernel10 k{};
+      k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+      k.start = t;
+      k.end = t + 1000;
+      k.streamId = stream;
+      k.correlationId = corr;
+      k.name = "_Z9graph_opv";
+      k.gridX = k.gridY = k.gridZ = 1;
+      k.blockX = k.blockY = k.blockZ = 1;
+      k.graphNodeId = nodes[i];
+      k.graphId = graph;
+      add(k);
+    } else if (kinds[i] == 1) {
+      CUpti_ActivityMemcpy6 m{};
+      m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+      m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOD;
+      m.bytes = 256;
+      m.start = t;
+      m.end = t + 1000;
+      m.streamId = stream;
+      m.correlationId = corr;
+      m.graphNodeId = nodes[i];
+      m.graphId = graph;
+      add(m);
+    } else {
+      CUpti_ActivityMemset4 m{};
+      m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+      m.bytes = 64;
+      m.start = t;
+      m.end = t + 1000;
+      m.streamId = stream;
+      m.correlationId = corr;
+      m.graphNodeId = nodes[i];
+      m.graphId = graph;
+      add(m);
+    }
   }
 }
 

@@ -37,6 +37,7 @@
 #include "cupti.hpp"
 #include "inject_internal.hpp"
 #include "inprocess/capture_gate.hpp"
+#include "inprocess/graph_nodes.hpp"
 
 #include <cupti.h>
 
@@ -263,6 +264,10 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
         if (out.kind == rec::gpu_record::info) {
           append_record(batch, static_cast<std::uint32_t>(out.kind), out.text.data(),
                         out.text.size());
+        } else if (out.graph_node != 0) {  // graph work: the node it ran as
+          rec::gpu_graph_tail const tail{out.graph_node, out.graph, 0};
+          append_record(batch, static_cast<std::uint32_t>(out.kind), out.body, out.size, &tail,
+                        sizeof tail);
         } else {
           append_record(batch, static_cast<std::uint32_t>(out.kind), out.body, out.size);
         }
@@ -466,8 +471,15 @@ void CUPTIAPI on_resource(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     }
     return;
   }
-  if (domain != CUPTI_CB_DOMAIN_RESOURCE || cbid != CUPTI_CBID_RESOURCE_STREAM_CREATED ||
-      data == nullptr) {
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API && data != nullptr) {
+    graph_nodes::on_driver_api(cbid, data);  // calls that add child-graph nodes
+    return;
+  }
+  if (domain != CUPTI_CB_DOMAIN_RESOURCE || data == nullptr) {
+    return;
+  }
+  if (cbid != CUPTI_CBID_RESOURCE_STREAM_CREATED) {
+    graph_nodes::on_resource(cbid, data);  // CUDA graph nodes (inprocess/graph_nodes.cpp)
     return;
   }
   auto const* r = static_cast<CUpti_ResourceData const*>(data);
@@ -485,8 +497,9 @@ void CUPTIAPI on_resource(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   }
 }
 
-/// Subscribes to stream creation when this CUPTI offers it (one subscriber per process: a
-/// program that subscribes itself keeps its subscription, and tracks keep CUPTI's ids).
+/// Subscribes to stream creation (and CUDA graph node events) when this CUPTI offers it (one
+/// subscriber per process: a program that subscribes itself keeps its subscription, and tracks keep
+/// CUPTI's ids).
 void start_stream_names(void* lib) noexcept {
   std::string why;
   if (!resolve(lib, "cuptiSubscribe", g_api.subscribe, why) ||
@@ -499,6 +512,16 @@ void start_stream_names(void* lib) noexcept {
     if (streams) {
       g_api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                             CUPTI_CBID_RESOURCE_STREAM_CREATED);
+    }
+    // NVTXPP_GRAPH_NODES=off: no graph node events (to measure what they cost; docs/graphs.md).
+    char const* graphs = std::getenv("NVTXPP_GRAPH_NODES");
+    if ((graphs == nullptr || std::strcmp(graphs, "off") != 0) && graph_nodes::start(lib)) {
+      for (CUpti_CallbackId cbid : graph_nodes::callbacks) {
+        g_api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid);
+      }
+      for (CUpti_CallbackId cbid : graph_nodes::driver_callbacks) {
+        g_api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+      }
     }
     if (std::getenv("NVTXPP_CAPTURE_RANGE") != nullptr &&
         std::strcmp(std::getenv("NVTXPP_CAPTURE_RANGE"), "cudaProfilerApi") == 0) {

@@ -34,6 +34,10 @@ struct gpu_out {
   std::uint32_t size = 0;  ///< bytes of `body` used (struct records)
   alignas(8) unsigned char body[sizeof(recording::gpu_kernel)]{};
   std::string text;  ///< the body of an `info` record
+  /// Kernels, copies and memsets run by a CUDA graph launch: written after `body` as a
+  /// gpu_graph_tail when `graph_node` is not 0.
+  std::uint64_t graph_node = 0;
+  std::uint32_t graph = 0;
 };
 
 /// @brief Converts CUPTI activity records; remembers the names it has given ids (ids from 1).

@@ -46,6 +46,8 @@ void put(gpu_out& out, rec::gpu_record kind, T const& body) noexcept {
   out.size = sizeof(T);
   std::memcpy(out.body, &body, sizeof(T));
   out.text.clear();
+  out.graph_node = 0;
+  out.graph = 0;
 }
 
 std::int64_t ns(std::uint64_t t) noexcept { return static_cast<std::int64_t>(t); }
@@ -84,6 +86,8 @@ bool converter::convert(void const* activity, gpu_out& out) {
       g.launch_type = k.launchType;
       g.cache_config = k.cacheConfig.config.requested;
       put(out, rec::gpu_record::kernel, g);
+      out.graph_node = k.graphNodeId;
+      out.graph = k.graphId;
       ++gpu_work_;
       return true;
     }
@@ -102,6 +106,8 @@ bool converter::convert(void const* activity, gpu_out& out) {
       g.dst_kind = m.dstKind;
       g.flags = m.flags;
       put(out, rec::gpu_record::memcpy, g);
+      out.graph_node = m.graphNodeId;
+      out.graph = m.graphId;
       ++gpu_work_;
       return true;
     }
@@ -118,6 +124,8 @@ bool converter::convert(void const* activity, gpu_out& out) {
       g.value = m.value;
       g.mem_kind = m.memoryKind;
       put(out, rec::gpu_record::memset, g);
+      out.graph_node = m.graphNodeId;
+      out.graph = m.graphId;
       ++gpu_work_;
       return true;
     }

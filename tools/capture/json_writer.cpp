@@ -557,6 +557,9 @@ void json_sink::on_kernel(kernel_info const& k) {
                  r.registers_per_thread, r.static_shared, r.dynamic_shared, r.device, r.context,
                  r.stream, r.correlation);
   quoted(b, k.name);
+  if (k.graph_node != 0) {  // run by a CUDA graph launch (docs/graphs.md)
+    fmt::format_to(std::back_inserter(b), ",\"graph_node\":{},\"graph\":{}", k.graph_node, k.graph);
+  }
   b.append(std::string_view{"}"});
   d_->end();
   ++events_;
@@ -591,6 +594,21 @@ void json_sink::on_memset(memset_info const& m) {
   d_->end();
   ++events_;
   d_->op(m.pid, r.correlation, r.start, track);
+}
+
+void json_sink::on_graph_range(graph_range_info const& g) {
+  auto const track = gpu_track(g.device, g.stream);
+  auto& b = d_->begin();
+  gpu_op_head(b, g.name, "nvtx_graph", g.pid, track, g.start_ns, g.end_ns, d_->base_ns);
+  b.append(std::string_view{"\"domain\":"});
+  quoted(b, g.domain_name);
+  fmt::format_to(std::back_inserter(b),
+                 ",\"depth\":{},\"launch\":{},\"correlation\":{},\"graph\":{},\"kernels\":{},"
+                 "\"memcpys\":{},\"memsets\":{},\"busy_ns\":{},\"capture_tid\":{}}}",
+                 g.depth, g.launch, g.correlation, g.graph, g.kernels, g.memcpys, g.memsets,
+                 g.busy_ns, g.tid);
+  d_->end();
+  ++events_;
 }
 
 void json_sink::on_api(api_info const& a) {

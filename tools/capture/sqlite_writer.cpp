@@ -432,6 +432,7 @@ struct sqlite_writer::impl {
 
   statement schema_ins, schema_entry_ins;
   statement gsource_ins, gtype_ins, gfield_ins, gevent_ins, gdata_ins;
+  statement graph_range_ins;  ///< NVTXPP_GRAPH_RANGES, prepared with the table (first row)
   statement string_ins, nvtx_ins, kernel_ins, memcpy_ins, memset_ins, sync_ins, api_ins, thread_ins,
       process_ins, stream_ins, capture_ins, export_ins, session_ins;
 
@@ -468,10 +469,10 @@ struct sqlite_writer::impl {
   ~impl() {
     // Statements first: sqlite3_close refuses while any is alive.
     for (statement* s :
-         {&schema_ins,  &schema_entry_ins, &gsource_ins, &gtype_ins,  &gfield_ins,
-          &gevent_ins,  &gdata_ins,        &string_ins,  &nvtx_ins,   &kernel_ins,
-          &memcpy_ins,  &memset_ins,       &sync_ins,    &api_ins,    &thread_ins,
-          &process_ins, &stream_ins,       &capture_ins, &export_ins, &session_ins}) {
+         {&schema_ins, &schema_entry_ins, &gsource_ins,    &gtype_ins,   &gfield_ins, &gevent_ins,
+          &gdata_ins,  &string_ins,       &nvtx_ins,       &kernel_ins,  &memcpy_ins, &memset_ins,
+          &sync_ins,   &api_ins,          &thread_ins,     &process_ins, &stream_ins, &capture_ins,
+          &export_ins, &session_ins,      &graph_range_ins}) {
       s->finalize();
     }
     if (db != nullptr) {
@@ -657,7 +658,7 @@ sqlite_writer::sqlite_writer(std::string path, options opts)
             "blockX, blockY, blockZ, staticSharedMemory, dynamicSharedMemory, "
             "localMemoryPerThread, localMemoryTotal, gridId, sharedMemoryExecuted, "
             "graphNodeId, sharedMemoryLimitConfig) "
-            "VALUES (?,?,?,?,0,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,NULL,0)");
+            "VALUES (?,?,?,?,0,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0)");
   d.prepare(d.memcpy_ins,
             "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, "
             "greenContextId, streamId, correlationId, globalPid, bytes, copyKind, srcKind, "
@@ -909,6 +910,11 @@ void sqlite_writer::kernel(nsys_kernel_row const& r) {
   bind_u64(s, 23, r.local_total);
   bind_u64(s, 24, r.grid_id);
   bind(s, 25, std::int64_t{r.shared_executed});
+  if (r.graph_node != 0) {
+    bind_u64(s, 26, r.graph_node);
+  } else {
+    bind_null(s, 26);
+  }
   d.step(d.kernel_ins);
   ++rows_;
 }
@@ -928,6 +934,54 @@ void sqlite_writer::memcpy(nsys_memcpy_row const& r) {
   bind(s, 10, std::int64_t{r.src_kind});
   bind(s, 11, std::int64_t{r.dst_kind});
   d.step(d.memcpy_ins);
+  ++rows_;
+}
+
+void sqlite_writer::graph_range(nvtxpp_graph_range_row const& r) {
+  auto& d = live();
+  if (d.graph_range_ins.get() == nullptr) {
+    d.exec(R"sql(CREATE TABLE NVTXPP_GRAPH_RANGES (
+  start INTEGER NOT NULL,
+  end INTEGER NOT NULL,
+  text TEXT,
+  domainId INTEGER NOT NULL,
+  globalTid INTEGER NOT NULL,
+  nvtxStart INTEGER NOT NULL,
+  depth INTEGER NOT NULL,
+  globalPid INTEGER NOT NULL,
+  deviceId INTEGER NOT NULL,
+  contextId INTEGER NOT NULL,
+  streamId INTEGER NOT NULL,
+  correlationId INTEGER NOT NULL,
+  graphId INTEGER NOT NULL,
+  launch INTEGER NOT NULL,
+  kernels INTEGER NOT NULL,
+  memcpys INTEGER NOT NULL,
+  memsets INTEGER NOT NULL,
+  busy INTEGER NOT NULL))sql");
+    d.prepare(d.graph_range_ins,
+              "INSERT INTO NVTXPP_GRAPH_RANGES VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  }
+  sqlite3_stmt* s = d.graph_range_ins.get();
+  bind(s, 1, r.start);
+  bind(s, 2, r.end);
+  bind_text(s, 3, r.text);
+  bind(s, 4, std::int64_t{r.domain_id});
+  bind(s, 5, r.global_tid);
+  bind(s, 6, r.nvtx_start);
+  bind(s, 7, std::int64_t{r.depth});
+  bind(s, 8, r.global_pid);
+  bind(s, 9, std::int64_t{r.device});
+  bind(s, 10, std::int64_t{r.context});
+  bind(s, 11, std::int64_t{r.stream});
+  bind(s, 12, std::int64_t{r.correlation});
+  bind(s, 13, std::int64_t{r.graph});
+  bind_u64(s, 14, r.launch);
+  bind(s, 15, std::int64_t{r.kernels});
+  bind(s, 16, std::int64_t{r.memcpys});
+  bind(s, 17, std::int64_t{r.memsets});
+  bind(s, 18, r.busy_ns);
+  d.step(d.graph_range_ins);
   ++rows_;
 }
 
@@ -1263,7 +1317,31 @@ class sqlite_sink final : public trace_sink {
     r.local_total = raw.local_total;
     r.grid_id = raw.grid_id;
     r.shared_executed = raw.shared_executed;
+    r.graph_node = k.graph_node;
     w_.kernel(r);
+  }
+
+  void on_graph_range(graph_range_info const& g) override {
+    nvtxpp_graph_range_row r;
+    r.start = t(g.start_ns);
+    r.end = t(g.end_ns);
+    r.text = g.name;
+    r.domain_id = g.domain;
+    r.global_tid = nsys_global_tid(g.pid, g.tid);
+    r.nvtx_start = t(g.cpu_start_ns);
+    r.global_pid = nsys_global_pid(g.pid);
+    r.device = g.device;
+    r.context = g.context;
+    r.stream = g.stream;
+    r.correlation = g.correlation;
+    r.graph = g.graph;
+    r.launch = g.launch;
+    r.depth = g.depth;
+    r.kernels = g.kernels;
+    r.memcpys = g.memcpys;
+    r.memsets = g.memsets;
+    r.busy_ns = g.busy_ns;
+    w_.graph_range(r);
   }
 
   void on_memcpy(memcpy_info const& m) override {

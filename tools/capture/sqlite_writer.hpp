@@ -107,6 +107,23 @@ struct nsys_kernel_row {
   std::uint32_t local_per_thread = 0;
   std::uint64_t local_total = 0, grid_id = 0;
   std::uint32_t shared_executed = 0;
+  std::uint64_t graph_node = 0;  ///< CUPTI graphNodeId (0: not graph work; written NULL)
+};
+
+/// @brief One NVTXPP_GRAPH_RANGES row (nvtxpp-capture's own table, docs/graphs.md): a range's
+/// GPU-side instance in one CUDA graph launch. Times in the export's time base.
+struct nvtxpp_graph_range_row {
+  std::int64_t start = 0, end = 0;  ///< GPU: first node's start, last node's end
+  std::string_view text;            ///< the range's message
+  std::uint32_t domain_id = 0;      ///< as NVTX_EVENTS.domainId
+  std::int64_t global_tid = 0;      ///< the capture thread, as NVTX_EVENTS.globalTid
+  std::int64_t nvtx_start = 0;      ///< the CPU range's NVTX_EVENTS.start
+  std::int64_t global_pid = 0;
+  std::uint32_t device = 0, context = 0, stream = 0, correlation = 0, graph = 0;
+  std::uint64_t launch = 0;
+  std::int32_t depth = 0;
+  std::uint32_t kernels = 0, memcpys = 0, memsets = 0;
+  std::int64_t busy_ns = 0;
 };
 
 /// @brief One CUPTI_ACTIVITY_KIND_MEMCPY row (copy_kind: ENUM_CUDA_MEMCPY_OPER, src/dst:
@@ -210,6 +227,9 @@ class sqlite_writer {
   void memset(nsys_memset_row const& row);
   void sync(nsys_sync_row const& row);
   void api(nsys_api_row const& row);
+  /// @brief An NVTXPP_GRAPH_RANGES row (the table is created on the first one, so exports
+  /// without CUDA graph work keep Nsight Systems' tables only).
+  void graph_range(nvtxpp_graph_range_row const& row);
   /// @brief A ThreadNames row (priority 0, as nsys writes for unknown priority).
   void thread_name(std::int64_t global_tid, std::string_view name);
   /// @brief A PROCESSES row.

@@ -284,6 +284,15 @@ struct summary_sink::impl {
   std::vector<proj_row> proj_rows;
   std::unordered_map<std::string, std::size_t> proj_index;
 
+  // Ranges' GPU-side instances in CUDA graph launches (graph_range_info), by "domain:name".
+  struct graph_row {
+    std::vector<std::int64_t> spans;
+    std::uint64_t kernels = 0;
+    std::uint64_t memcpys = 0;
+    std::uint64_t memsets = 0;
+  };
+  std::map<std::string, graph_row> graph_rows;
+
   void op(std::uint32_t correlation, std::int64_t start, std::int64_t end) {
     gpu = true;
     if (correlation != 0) {
@@ -375,6 +384,14 @@ void summary_sink::on_memcpy(memcpy_info const& m) {
 void summary_sink::on_memset(memset_info const& m) {
   d_->memops["[CUDA memset]"].push_back(m.raw.end - m.raw.start);
   d_->op(m.raw.correlation, m.raw.start, m.raw.end);
+}
+
+void summary_sink::on_graph_range(graph_range_info const& g) {
+  auto& row = d_->graph_rows[std::string{g.domain_name} + ":" + std::string{g.name}];
+  row.spans.push_back(g.end_ns - g.start_ns);
+  row.kernels += g.kernels;
+  row.memcpys += g.memcpys;
+  row.memsets += g.memsets;
 }
 
 void summary_sink::on_api(api_info const& a) {
@@ -510,6 +527,42 @@ void summary_sink::print(std::FILE* out, read_totals const& totals,
            fmt::format("{:.1f}", child)});
     }
     tables.push_back(std::move(p));
+
+    // Ranges in CUDA graph launches: one instance per range and launch (nvtxpp-capture's own).
+    if (!d_->graph_rows.empty()) {
+      table g;
+      g.title =
+          "NVTX Ranges in CUDA Graph Launches (nvtxpp-capture: GPU side of capture-time "
+          "ranges)";
+      g.header = {"Range",     "Total GPU Time (ns)",
+                  "Instances", "Avg (ns)",
+                  "Med (ns)",  "Min (ns)",
+                  "Max (ns)",  "Kernels",
+                  "Memcpys",   "Memsets"};
+      g.left = {true, false, false, false, false, false, false, false, false, false};
+      std::vector<std::pair<stats, std::pair<std::string, impl::graph_row const*>>> rows;
+      for (auto const& [name, row] : d_->graph_rows) {
+        auto v = row.spans;
+        rows.push_back({stats_of(v), {name, &row}});
+      }
+      std::stable_sort(rows.begin(), rows.end(), [](auto const& a, auto const& b) {
+        return a.first.total != b.first.total ? a.first.total > b.first.total
+                                              : a.second.first < b.second.first;
+      });
+      for (auto const& [st, named] : rows) {
+        auto const& [name, row] = named;
+        auto const total = to_u64(st.total);
+        g.rows.push_back({name, grouped(total), grouped(std::uint64_t{st.n}), grouped(st.avg),
+                          grouped(st.med), u(st.min), u(st.max), grouped(row->kernels),
+                          grouped(row->memcpys), grouped(row->memsets)});
+        g.csv_rows.push_back({name, std::to_string(total), std::to_string(st.n),
+                              fmt::format("{:.1f}", st.avg), fmt::format("{:.1f}", st.med),
+                              std::to_string(st.min), std::to_string(st.max),
+                              std::to_string(row->kernels), std::to_string(row->memcpys),
+                              std::to_string(row->memsets)});
+      }
+      tables.push_back(std::move(g));
+    }
 
     // cuda_gpu_kern_sum and cuda_gpu_mem_time_sum share a layout but for the count's name.
     auto by_name = [](std::map<std::string, std::vector<std::int64_t>> const& src,

@@ -1,4 +1,5 @@
 #include "trace_model.hpp"
+#include "offline/graph_ranges.hpp"
 
 #include "offline/kernel_names.hpp"
 
@@ -241,7 +242,7 @@ std::string read_process_file(process_file& pf) {
     unsigned char const* body = p;
     p += size;
     if (kind >= static_cast<std::uint32_t>(rec::gpu_record::kernel) &&
-        kind <= static_cast<std::uint32_t>(rec::gpu_record::info)) {
+        kind <= static_cast<std::uint32_t>(rec::gpu_record::graph_node)) {
       auto const gk = static_cast<rec::gpu_record>(kind);
       if (gk == rec::gpu_record::string) {
         if (size >= 4) {
@@ -450,6 +451,9 @@ class process_reader {
       warn("unknown_end",
            fmt::format("pid {} thread {}: end of unknown range id {:#x}", pid_, e.second, id));
     }
+    graphs_.finish(
+        pid_, [&](graph_range_info const& g) { each([&](trace_sink& s) { s.on_graph_range(g); }); },
+        [&](std::string text) { warn("graph_node", std::move(text)); });
     for (auto const& [key, st] : streams_) {
       gpu_stream_info g{pid_, std::get<0>(key), std::get<1>(key), std::get<2>(key), {}};
       if (auto it = stream_names_.find(std::get<2>(key)); it != stream_names_.end()) {
@@ -587,6 +591,20 @@ class process_reader {
     return offset;
   }
 
+  /// Graph work: the gpu_graph_tail after the struct (cupti.cpp appends it), if any.
+  template <class G, class W>
+  void graph_tail(G const& g, std::size_t body, W& w, graph_ranges::work_kind kind) {
+    if (g.size >= body + sizeof(rec::gpu_graph_tail)) {
+      auto const t = rec::load<rec::gpu_graph_tail>(g.body + body);
+      w.graph_node = t.node;
+      w.graph = t.graph;
+      if (t.node != 0) {
+        graphs_.on_work(kind, t.node, t.graph, w.raw.device, w.raw.context, w.raw.stream,
+                        w.raw.correlation, w.raw.start, w.raw.end);
+      }
+    }
+  }
+
   void gpu() {
     std::unordered_map<std::uint32_t, std::string> demangled;
     if (!gpu_offset_text_.empty()) {
@@ -630,6 +648,7 @@ class process_reader {
             it->second = demangle(k.name);
           }
           k.demangled = it->second.empty() ? k.name : std::string_view{it->second};
+          graph_tail(g, sizeof k.raw, k, graph_ranges::work_kind::kernel);
           note_stream(k.raw.device, k.raw.context, k.raw.stream);
           ++totals_.gpu_ops;
           each([&](trace_sink& s) { s.on_kernel(k); });
@@ -644,6 +663,7 @@ class process_reader {
             break;
           }
           shift(m.raw);
+          graph_tail(g, sizeof m.raw, m, graph_ranges::work_kind::memcpy);
           note_stream(m.raw.device, m.raw.context, m.raw.stream);
           ++totals_.gpu_ops;
           each([&](trace_sink& s) { s.on_memcpy(m); });
@@ -658,6 +678,7 @@ class process_reader {
             break;
           }
           shift(m.raw);
+          graph_tail(g, sizeof m.raw, m, graph_ranges::work_kind::memset);
           note_stream(m.raw.device, m.raw.context, m.raw.stream);
           ++totals_.gpu_ops;
           each([&](trace_sink& s) { s.on_memset(m); });
@@ -685,8 +706,16 @@ class process_reader {
           }
           shift(a.raw);
           a.name = gpu_string(a.raw.name);
+          graphs_.on_api(a.raw);
           ++totals_.api_calls;
           each([&](trace_sink& s) { s.on_api(a); });
+          break;
+        }
+        case rec::gpu_record::graph_node: {
+          if (!bad(sizeof(rec::gpu_graph_node))) {
+            auto const e = rec::load<rec::gpu_graph_node>(g.body);
+            graphs_.on_node_event(e, sane_ns(clock_.to_ns(e.ticks)));
+          }
           break;
         }
         case rec::gpu_record::info: {
@@ -764,6 +793,7 @@ class process_reader {
     info.name = r.name;
     info.attr = attributes(r.attrs);
     ++totals_.ranges;
+    graphs_.on_range(info);
     each([&](trace_sink& s) { s.on_range(info); });
   }
 
@@ -939,6 +969,7 @@ class process_reader {
   std::unordered_map<std::uint64_t, std::string> sync_names_;
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, int> streams_;
   std::unordered_map<std::uint32_t, std::string> stream_names_;
+  graph_ranges graphs_;  // CUDA graph work under capture-time ranges (offline/graph_ranges.hpp)
 };
 
 }  // namespace

@@ -11,7 +11,8 @@
 ///   begin_process, on_domain*, on_category*, on_schema*, on_counter*, on_thread*,
 ///   GPU records (on_kernel, on_memcpy, on_memset, on_sync, on_api, on_gpu_info) in file order,
 ///   NVTX events thread by thread (on_range at the range's end, on_mark, on_counter_sample,
-///   on_resource, on_warning), then the ranges still open at the end (unterminated), on_gpu_stream*
+///   on_resource, on_warning), then the ranges still open at the end (unterminated),
+///   on_graph_range* (GPU-side instances of ranges in CUDA graph launches), on_gpu_stream*
 ///   (one per GPU stream that ran activity), end_process.
 /// After the last process: finish.
 /// A process's GPU records all come before its ranges, so a sink relating the two (GPU
@@ -155,20 +156,56 @@ struct mark_info {
 struct kernel_info {
   std::uint32_t pid = 0;
   recording::gpu_kernel raw{};
-  std::string_view name;       ///< as CUPTI reports it (usually mangled)
-  std::string_view demangled;  ///< demangled name, or `name` when it is not a mangled name
+  std::string_view name;         ///< as CUPTI reports it (usually mangled)
+  std::string_view demangled;    ///< demangled name, or `name` when it is not a mangled name
+  std::uint64_t graph_node = 0;  ///< CUPTI graphNodeId when run by a graph launch, else 0
+  std::uint32_t graph = 0;       ///< CUPTI graphId when run by a graph launch, else 0
 };
 
 /// @brief A memory copy.
 struct memcpy_info {
   std::uint32_t pid = 0;
   recording::gpu_memcpy raw{};
+  std::uint64_t graph_node = 0;  ///< as kernel_info
+  std::uint32_t graph = 0;
 };
 
 /// @brief A memset.
 struct memset_info {
   std::uint32_t pid = 0;
   recording::gpu_memset raw{};
+  std::uint64_t graph_node = 0;  ///< as kernel_info
+  std::uint32_t graph = 0;
+};
+
+/// @brief One instance of an NVTX range on the GPU side of one CUDA graph launch: the range was
+/// open on the thread that created (captured or added) some of the launch's nodes, and spans the
+/// GPU work of those nodes in this launch, from the first's start to the last's end
+/// (tools/capture/offline/graph_ranges.hpp).
+struct graph_range_info {
+  std::uint32_t pid = 0;
+  std::uint32_t device = 0;  ///< where the range's first node ran
+  std::uint32_t context = 0;
+  std::uint32_t stream = 0;       ///< CUPTI stream id
+  std::int64_t start_ns = 0;      ///< first node's start (GPU)
+  std::int64_t end_ns = 0;        ///< last node's end (GPU)
+  std::uint32_t correlation = 0;  ///< the graph launch's (its API call's and its work's)
+  std::uint32_t graph = 0;        ///< CUPTI graph id of the launch's work
+  std::uint64_t launch = 0;       ///< launches with such instances numbered from 1, by start
+  int depth = 0;                  ///< 0: outermost of the ranges its nodes were created under
+  std::uint32_t kernels = 0;      ///< nodes of each kind under the range in this launch
+  std::uint32_t memcpys = 0;
+  std::uint32_t memsets = 0;
+  std::int64_t busy_ns = 0;  ///< sum of those nodes' durations
+  // The capture-time (CPU) range.
+  std::uint64_t tid = 0;          ///< the thread it was open on
+  std::int64_t cpu_start_ns = 0;  ///< its push
+  std::int64_t cpu_end_ns = 0;    ///< its pop
+  std::string_view name;
+  std::uint32_t domain = 0;
+  std::string_view domain_name;  ///< "" for the global domain
+  bool has_color = false;
+  std::uint32_t color = 0;
 };
 
 /// @brief A synchronisation.
@@ -253,6 +290,9 @@ class trace_sink {
   virtual void on_api(api_info const&) {}
   virtual void on_gpu_info(gpu_info const&) {}
   virtual void on_gpu_stream(gpu_stream_info const&) {}
+  /// @brief A range's GPU-side instance in one CUDA graph launch (after the process's ranges,
+  /// in start order; see graph_range_info).
+  virtual void on_graph_range(graph_range_info const&) {}
   virtual void on_warning(warning_info const&) {}
   /// @brief The process's last event was delivered; `info` now has end_ns, finished, killed.
   virtual void end_process(process_info const&) {}

@@ -61,6 +61,9 @@ class json_sink : public trace_sink {
   void on_memcpy(memcpy_info const& m) override;
   void on_memset(memset_info const& m) override;
   void on_api(api_info const& a) override;
+  /// A range's GPU-side instance in a CUDA graph launch: an X event (cat "nvtx_graph") on the
+  /// GPU stream track where its first node ran.
+  void on_graph_range(graph_range_info const& g) override;
   void on_gpu_stream(gpu_stream_info const& s) override;
   void on_warning(warning_info const& w) override;
   void end_process(process_info const& p) override;
@@ -109,6 +112,7 @@ class summary_sink : public trace_sink {
   void on_memcpy(memcpy_info const& m) override;
   void on_memset(memset_info const& m) override;
   void on_api(api_info const& a) override;
+  void on_graph_range(graph_range_info const& g) override;
   void end_process(process_info const& p) override;
 
   /// @brief Prints the tables, then the warnings of `totals`.

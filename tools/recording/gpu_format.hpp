@@ -18,14 +18,60 @@ namespace nvtxpp::recording {
 
 /// @brief Capture-file record kinds of GPU activity (continuing format.hpp's file_record).
 enum class gpu_record : std::uint32_t {
-  kernel = 9,   ///< gpu_kernel
-  memcpy = 10,  ///< gpu_memcpy
-  memset = 11,  ///< gpu_memset
-  sync = 12,    ///< gpu_sync
-  api = 13,     ///< gpu_api (CUDA runtime or driver call)
-  string = 14,  ///< u32 id, then the text (no terminator)
-  info = 15,    ///< text "key=value" (see gpu_info_keys below)
+  kernel = 9,       ///< gpu_kernel
+  memcpy = 10,      ///< gpu_memcpy
+  memset = 11,      ///< gpu_memset
+  sync = 12,        ///< gpu_sync
+  api = 13,         ///< gpu_api (CUDA runtime or driver call)
+  string = 14,      ///< u32 id, then the text (no terminator)
+  info = 15,        ///< text "key=value" (see gpu_info_keys below)
+  graph_node = 16,  ///< gpu_graph_node: a CUDA graph node created, cloned or updated
 };
+
+/// @brief Appended to a gpu_kernel, gpu_memcpy or gpu_memset body (the record is then this much
+/// longer) when the work ran as a node of a CUDA graph launch: CUPTI's graphNodeId (the node of
+/// the executable graph) and graphId. Readers that know only the struct ignore the tail.
+struct gpu_graph_tail {
+  std::uint64_t node;
+  std::uint32_t graph;
+  std::uint32_t reserved;
+};
+static_assert(sizeof(gpu_graph_tail) == 16);
+
+/// @brief What a gpu_graph_node record says happened.
+enum class graph_event : std::uint32_t {
+  created = 1,   ///< `node` was added to `graph` (stream capture or the graph API) on thread
+                 ///< `tid` at `ticks`
+  cloned = 2,    ///< `node` (of `graph`) is a copy of `original` (of `original_graph`): graph
+                 ///< instantiation, cudaGraphClone, a child graph copied into its node
+  updated = 3,   ///< `node` of an executable graph now runs the parameters of `original`
+                 ///< (cudaGraphExecUpdate, cudaGraphExecChildGraphNodeSetParams)
+  child = 4,     ///< `node` is a child-graph node whose embedded graph is `graph`
+  starting = 5,  ///< a node of type `node_type` is about to be added to `graph` on thread `tid`
+                 ///< (`node` 0): the clones made before that node's `created` on the same
+                 ///< thread are its embedded graph (cudaGraphAddChildGraphNode copies the child
+                 ///< graph)
+  /// thread `tid` entered a driver call that adds a node (cuGraphAddChildGraphNode,
+  /// cuGraphAddNode): clones made until its `call_exit` are the embedded graph of the child-graph
+  /// node it creates (written only when such clones come)
+  call_enter = 6,
+  call_exit = 7,  ///< that call returned
+};
+
+/// @brief A CUDA graph node event (CUPTI's resource callbacks). `ticks` are the NVTX recorder's
+/// clock (format.hpp), read on the calling thread, so the reader orders the event exactly among
+/// that thread's NVTX pushes and pops.
+struct gpu_graph_node {
+  std::int64_t ticks;
+  std::uint64_t tid;
+  std::uint64_t node;      ///< CUPTI node id (cuptiGetGraphNodeId)
+  std::uint64_t original;  ///< cloned/updated: the node it comes from; else 0
+  std::uint32_t graph;     ///< CUPTI graph id of `node`'s graph (0: unknown)
+  std::uint32_t original_graph;
+  std::uint32_t event;      ///< graph_event
+  std::uint32_t node_type;  ///< CUgraphNodeType
+};
+static_assert(sizeof(gpu_graph_node) == 48);
 
 /// @brief A kernel execution (CUPTI_ACTIVITY_KIND_KERNEL / CONCURRENT_KERNEL).
 struct gpu_kernel {
