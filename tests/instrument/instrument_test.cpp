@@ -66,9 +66,15 @@ TEST_CASE("static functions and lambdas get their names from the symbol table", 
   CHECK(n.at("ns::call_static_and_lambda") == 1);
   CHECK(n.at("ns::file_local") == 1);  // static: in .symtab only, not in .dynsym
   // The lambda's call operator: "ns::call_static_and_lambda(int)::{lambda(int)#1}::operator()"
+  // (g++), "ns::call_static_and_lambda(int)::$_0::operator()" (clang).
   int lambdas = 0;
+  std::string const scope = "ns::call_static_and_lambda(int)::";
+  std::string const op = "::operator()";
   for (auto const& [name, c] : n) {
-    if (name.find("{lambda(int)#1}::operator()") != std::string::npos) lambdas += c;
+    if (name.rfind(scope, 0) == 0 && name.size() > scope.size() + op.size() &&
+        name.compare(name.size() - op.size(), op.size(), op) == 0) {
+      lambdas += c;
+    }
   }
   CHECK(lambdas == 1);
   CHECK(rs.size() == 3);

@@ -6,6 +6,7 @@
 // program starts). 3: the program succeeded but writing the trace failed (the raw recording is
 // kept). 127: the program could not be started.
 
+#include "annotate_calls.hpp"
 #include "sqlite_sink.hpp"
 #include "trace_model.hpp"
 #include "writers.hpp"
@@ -58,6 +59,9 @@ constexpr char usage[] =
     "                      warning; on also warns at once); off records NVTX only\n"
     "      --cuda-api=API  runtime (default): CUDA runtime API calls; all: driver API calls\n"
     "                      too (each runtime call makes several: costlier per launch)\n"
+    "      --annotate-calls FUNC@LIB  a range per call of a shared library's matching\n"
+    "                      function (globs on the function and on the library's file name or\n"
+    "                      soname; comma lists; repeatable), no rebuild: docs/annotate.md\n"
     "      --lib PATH      injection library (default: libnvtxpp_inject.so next to this program,\n"
     "                      or in ../lib)\n"
     "  -h, --help          this text\n"
@@ -295,6 +299,7 @@ int main(int argc, char** argv) {
   bool summary = true;
   bool trace = true;
   cap::summary_options sopt;
+  cap::annotate_calls annotate;
   int i = 1;
   for (; i < argc; ++i) {
     std::string const a = argv[i];
@@ -331,6 +336,11 @@ int main(int argc, char** argv) {
       cuda_mode = a == "--cuda" ? value("--cuda") : a.substr(7);
       if (!valid_cuda_mode(cuda_mode)) {
         fail(2, "--cuda takes auto, on or off, not '" + cuda_mode + "'");
+      }
+    } else if (a == "--annotate-calls" || a.rfind("--annotate-calls=", 0) == 0) {
+      std::string why;
+      if (!annotate.add(a == "--annotate-calls" ? value("--annotate-calls") : a.substr(17), &why)) {
+        fail(2, why);
       }
     } else if (a == "--lib") {
       lib = value("--lib");
@@ -390,6 +400,10 @@ int main(int argc, char** argv) {
     }
   }
 
+  if (std::string why; annotate.wanted() && !annotate.locate(lib, self_dir(), &why)) {
+    fail(2, why);
+  }
+
   // The output must be writable before the program runs: a long run must not end in nothing.
   std::int64_t const base_ns = monotonic_ns();
   std::unique_ptr<cap::trace_sink> sink;
@@ -439,6 +453,9 @@ int main(int argc, char** argv) {
     ::setenv("NVTX_INJECTION64_PATH", lib.c_str(), 1);
     ::setenv("NVTXPP_CAPTURE_DIR", raw_dir.c_str(), 1);
     set_cuda_env(cuda_mode, cuda_api, lib);
+    if (annotate.wanted()) {
+      annotate.set_env();
+    }
     ::execvp(argv[i], argv + i);
     std::fprintf(stderr, "nvtxpp-capture: cannot run '%s': %s\n", argv[i], std::strerror(errno));
     ::_exit(127);

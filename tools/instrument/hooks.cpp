@@ -126,7 +126,8 @@ NVTXPP_NO_INSTRUMENT decision const* decide(std::uintptr_t fn) {
 constexpr std::uint32_t max_depth = 256;
 struct frame {
   std::uintptr_t fn;
-  std::uintptr_t sp;  // the hook's frame address at entry: deeper frames have smaller ones
+  std::uintptr_t sp;    // the hook's frame address at entry: deeper frames have smaller ones
+  std::uintptr_t site;  // the call site the compiler passed (the caller's return address)
   nvtxDomainHandle_t domain;
 };
 struct shadow_stack {
@@ -164,19 +165,27 @@ NVTXPP_NO_INSTRUMENT inline bool no_tool() noexcept {
   return NVTX_VERSIONED_IDENTIFIER(nvtxGlobals).nvtxDomainRangePushEx_impl_fnptr == nullptr;
 }
 
-NVTXPP_NO_INSTRUMENT void enter(std::uintptr_t fn, std::uintptr_t sp) {
+/// Whether @p f, still on the stack, belongs to a frame gone by the time a function @p fn is
+/// entered at @p sp from @p site: a deeper frame, or one as deep (the same caller's frame) that
+/// is not the caller inlining this function (an inlined function shares its caller's frame and
+/// return address; a function is not inlined into itself).
+NVTXPP_NO_INSTRUMENT inline bool stale(frame const& f, std::uintptr_t fn, std::uintptr_t sp,
+                                       std::uintptr_t site) noexcept {
+  return f.sp < sp || (f.sp == sp && (f.site != site || f.fn == fn));
+}
+
+NVTXPP_NO_INSTRUMENT void enter(std::uintptr_t fn, std::uintptr_t sp, std::uintptr_t site) {
   shadow_stack& st = t_stack;
   if (st.busy) return;
   st.busy = true;
   decision const* d = cached(fn);
   if (d == nullptr) d = decide(fn);
   if (d->included && !g_off.load(std::memory_order_relaxed)) {
-    // Entries deeper than this call belong to frames already gone (unwound). An equal stack
-    // address is a function inlined into its caller (one frame for both): not stale.
-    while (st.depth > 0 && st.frames[st.depth - 1].sp < sp) pop_top(st);
+    // Entries left by frames already gone (unwound without their exit hook: clang).
+    while (st.depth > 0 && stale(st.frames[st.depth - 1], fn, sp, site)) pop_top(st);
     if (st.depth < max_depth) {
       if (!st.guarded) arm_exit_guard(st);
-      st.frames[st.depth++] = {fn, sp, d->domain};
+      st.frames[st.depth++] = {fn, sp, site, d->domain};
       nvtxEventAttributes_t attr{};
       attr.version = NVTX_VERSION;
       attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
@@ -216,10 +225,11 @@ NVTXPP_NO_INSTRUMENT void leave(std::uintptr_t fn, std::uintptr_t sp) {
 extern "C" {
 
 NVTXPP_NO_INSTRUMENT __attribute__((visibility("default"))) void __cyg_profile_func_enter(
-    void* fn, void* /*call_site*/) {
+    void* fn, void* call_site) {
   if (nvtxpp::instrument::no_tool()) return;
   nvtxpp::instrument::enter(reinterpret_cast<std::uintptr_t>(fn),
-                            reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)));
+                            reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)),
+                            reinterpret_cast<std::uintptr_t>(call_site));
 }
 
 NVTXPP_NO_INSTRUMENT __attribute__((visibility("default"))) void __cyg_profile_func_exit(
