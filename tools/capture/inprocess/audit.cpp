@@ -19,6 +19,7 @@
 // a shadow stack of the stack pointers its open ranges were entered with, and the next annotated
 // call or return on that thread first pops the ranges whose frames are gone.
 #include "annotate_spec.hpp"
+#include "symbols.hpp"  // function_name(): demangled, no return type or parameters
 
 #include <nvtxpp/color.hpp>
 
@@ -302,9 +303,14 @@ NVTXPP_EXPORT uintptr_t la_symbind64(Elf64_Sym* sym, unsigned int /*ndx*/, uintp
                                      char const* symname) {
   auto* def = reinterpret_cast<object_info*>(*defcook);
   bool want = def != nullptr && *refcook != *defcook && ELF64_ST_TYPE(sym->st_info) != STT_OBJECT;
+  std::string name;
   if (want) {
+    // C++ names match mangled or as ranges show them ("ann::thrower").
+    name = nvtxpp::instrument::function_name(symname);
     want = false;
-    for (auto const& g : def->functions) want = want || glob_match(g.c_str(), symname);
+    for (auto const& g : def->functions) {
+      want = want || glob_match(g.c_str(), symname) || glob_match(g.c_str(), name.c_str());
+    }
   }
   if (!want) {
     *flags |= LA_SYMB_NOPLTENTER | LA_SYMB_NOPLTEXIT;
@@ -313,9 +319,9 @@ NVTXPP_EXPORT uintptr_t la_symbind64(Elf64_Sym* sym, unsigned int /*ndx*/, uintp
   if (cfg().verbose) {
     std::fprintf(stderr, "nvtxpp audit: %s %s in %s\n",
                  (*flags & LA_SYMB_DLSYM) != 0 ? "dlsym of (no range: no PLT call)" : "binding",
-                 symname, def->domain.c_str());
+                 name.c_str(), def->domain.c_str());
   }
-  insert(sym->st_value, def, symname);
+  insert(sym->st_value, def, name.c_str());
   return sym->st_value;
 }
 
