@@ -46,7 +46,8 @@ void zlib(int n) {
   for (int i = 0; i < n; ++i) {  // n calls each of compress2, uncompress, crc32
     uLongf packed_size = packed.size();
     expect(compress2(packed.data(), &packed_size, reinterpret_cast<Bytef const*>(text.data()),
-                     text.size(), 6) == Z_OK, "compress2");
+                     text.size(), 6) == Z_OK,
+           "compress2");
     uLongf back_size = back.size();
     expect(uncompress(back.data(), &back_size, packed.data(), packed_size) == Z_OK &&
                back_size == text.size() && std::memcmp(back.data(), text.data(), back_size) == 0,
@@ -67,8 +68,8 @@ void signatures(int n) {
     ann_mixed const m = ann_swap({42.0, -7});
     expect(m.x == -7.0 && m.y == 42, "ann_swap");
     expect(ann_fmadd(1.5f, 2.0f, 0.25f) == 3.25f, "ann_fmadd");
-    double const many = ann_many(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5,
-                                 7.5, 8.5, 9.5);
+    double const many =
+        ann_many(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 0.5, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5, 9.5);
     // integers: sum k*k for k=1..10 = 385; doubles: sum k*(k-0.5) = 385 - 27.5 = 357.5
     expect(many == 742.5, "ann_many");
     expect(ann_vsum(12, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0) == 78.0,
@@ -138,7 +139,9 @@ void plugin(char const* path, int n, int mode) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: annotate_app libm|zlib|signatures|throw|longjmp|threads|dlopen[_now] ...\n");
+    std::fprintf(
+        stderr,
+        "usage: annotate_app libm|zlib|signatures|throw|longjmp|threads|dlopen[_now] ...\n");
     return 2;
   }
   std::string const mode = argv[1];

@@ -12,8 +12,7 @@ TEST_CASE("return types and parameter lists are dropped, scopes and templates ke
   CHECK(display_name("ns::widget::take() &&") == "ns::widget::take");
   CHECK(display_name("std::vector<int, std::allocator<int> >::push_back(int const&)") ==
         "std::vector<int, std::allocator<int> >::push_back");
-  CHECK(display_name("void (anonymous namespace)::helper(int)") ==
-        "(anonymous namespace)::helper");
+  CHECK(display_name("void (anonymous namespace)::helper(int)") == "(anonymous namespace)::helper");
   CHECK(display_name("ns::f(int)::{lambda(int)#1}::operator()(int) const") ==
         "ns::f(int)::{lambda(int)#1}::operator()");
   CHECK(display_name("bool ns::operator< <int>(ns::box<int> const&, ns::box<int> const&)") ==

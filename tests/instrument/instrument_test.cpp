@@ -183,7 +183,8 @@ TEST_CASE("a forked child records its own calls", "[fork]") {
 }
 
 // Run by their own ctest entries, with the environment they name (tests/instrument/CMakeLists).
-TEST_CASE("NVTXPP_INSTRUMENT_EXCLUDE replaces the target's exclusions at run time", "[.env_exclude]") {
+TEST_CASE("NVTXPP_INSTRUMENT_EXCLUDE replaces the target's exclusions at run time",
+          "[.env_exclude]") {
   REQUIRE(env_set("NVTXPP_INSTRUMENT_EXCLUDE"));  // "twice;^ns::widget"
   nvtxpp::testing::recorder rec;
   ns::fn(1);
@@ -194,7 +195,8 @@ TEST_CASE("NVTXPP_INSTRUMENT_EXCLUDE replaces the target's exclusions at run tim
         std::map<std::string, int>{{"ns::fn", 1}, {"ns::excluded_helper", 1}});
 }
 
-TEST_CASE("NVTXPP_INSTRUMENT_INCLUDE replaces the target's inclusions at run time", "[.env_include]") {
+TEST_CASE("NVTXPP_INSTRUMENT_INCLUDE replaces the target's inclusions at run time",
+          "[.env_include]") {
   REQUIRE(env_set("NVTXPP_INSTRUMENT_INCLUDE"));  // "^ns::twice"
   nvtxpp::testing::recorder rec;
   ns::fn(1);

@@ -36,8 +36,8 @@ NVTXPP_NO_INSTRUMENT rules& state() {
 }
 
 /// Compiles @p text into @p list; a bad expression is reported and left out.
-NVTXPP_NO_INSTRUMENT void add(std::vector<std::unique_ptr<compiled>>& list,
-                              std::string const& text, char const* kind) {
+NVTXPP_NO_INSTRUMENT void add(std::vector<std::unique_ptr<compiled>>& list, std::string const& text,
+                              char const* kind) {
   if (text.empty()) return;
   auto c = std::make_unique<compiled>(text);
   if (int const err = ::regcomp(&c->re, text.c_str(), REG_EXTENDED | REG_NOSUB); err != 0) {

@@ -36,8 +36,7 @@ namespace {
 struct decision {
   bool included = false;
   nvtxDomainHandle_t domain = nullptr;
-  nvtxStringHandle_t name = nullptr;
-  std::uint32_t argb = 0;
+  nvtxEventAttributes_t attr{};  // the push's attributes, made once: registered name, colour
 };
 
 decision const excluded_function{};
@@ -86,8 +85,10 @@ NVTXPP_NO_INSTRUMENT void store(std::uintptr_t fn, decision const* d) {
   }
   if (!g_table_full_warned) {
     g_table_full_warned = true;
-    std::fprintf(stderr, "nvtxpp instrument: more than %zu functions called; later ones are "
-                         "decided again at each call\n", table_size);
+    std::fprintf(stderr,
+                 "nvtxpp instrument: more than %zu functions called; later ones are "
+                 "decided again at each call\n",
+                 table_size);
   }
 }
 
@@ -114,8 +115,12 @@ NVTXPP_NO_INSTRUMENT decision const* decide(std::uintptr_t fn) {
     auto [it, fresh] = g_domains->emplace(domain_name, nullptr);
     if (fresh) it->second = nvtxDomainCreateA(domain_name.c_str());
     inc->domain = it->second;
-    inc->name = nvtxDomainRegisterStringA(inc->domain, sym.name.c_str());
-    inc->argb = nvtxpp::auto_color(sym.name).argb();
+    inc->attr.version = NVTX_VERSION;
+    inc->attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    inc->attr.colorType = NVTX_COLOR_ARGB;
+    inc->attr.color = nvtxpp::auto_color(sym.name).argb();
+    inc->attr.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    inc->attr.message.registered = nvtxDomainRegisterStringA(inc->domain, sym.name.c_str());
     d = inc;
   }
   store(fn, d);
@@ -174,49 +179,51 @@ NVTXPP_NO_INSTRUMENT inline bool stale(frame const& f, std::uintptr_t fn, std::u
   return f.sp < sp || (f.sp == sp && (f.site != site || f.fn == fn));
 }
 
-NVTXPP_NO_INSTRUMENT void enter(std::uintptr_t fn, std::uintptr_t sp, std::uintptr_t site) {
-  shadow_stack& st = t_stack;
-  if (st.busy) return;
-  st.busy = true;
+/// The decision for @p fn when it is included (made now if it is new), else null. Excluded
+/// functions cost a probe of the table and nothing else (no thread-local state).
+NVTXPP_NO_INSTRUMENT inline decision const* included(std::uintptr_t fn, shadow_stack*& st) {
   decision const* d = cached(fn);
-  if (d == nullptr) d = decide(fn);
-  if (d->included && !g_off.load(std::memory_order_relaxed)) {
-    // Entries left by frames already gone (unwound without their exit hook: clang).
-    while (st.depth > 0 && stale(st.frames[st.depth - 1], fn, sp, site)) pop_top(st);
-    if (st.depth < max_depth) {
-      if (!st.guarded) arm_exit_guard(st);
-      st.frames[st.depth++] = {fn, sp, site, d->domain};
-      nvtxEventAttributes_t attr{};
-      attr.version = NVTX_VERSION;
-      attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-      attr.colorType = NVTX_COLOR_ARGB;
-      attr.color = d->argb;
-      attr.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
-      attr.message.registered = d->name;
-      nvtxDomainRangePushEx(d->domain, &attr);
-    } else {
-      ++st.overflow;
-    }
+  if (d != nullptr && !d->included) return nullptr;
+  st = &t_stack;
+  if (st->busy) return nullptr;
+  if (d == nullptr) {
+    st->busy = true;  // the tool may call instrumented code while a domain is created
+    d = decide(fn);
+    st->busy = false;
+    if (!d->included) return nullptr;
   }
-  st.busy = false;
+  return g_off.load(std::memory_order_relaxed) ? nullptr : d;
+}
+
+NVTXPP_NO_INSTRUMENT void enter(std::uintptr_t fn, std::uintptr_t sp, std::uintptr_t site) {
+  shadow_stack* st = nullptr;
+  decision const* d = included(fn, st);
+  if (d == nullptr) return;
+  st->busy = true;
+  // Entries left by frames already gone (unwound without their exit hook: clang).
+  while (st->depth > 0 && stale(st->frames[st->depth - 1], fn, sp, site)) pop_top(*st);
+  if (st->depth < max_depth) {
+    if (!st->guarded) arm_exit_guard(*st);
+    st->frames[st->depth++] = {fn, sp, site, d->domain};
+    nvtxDomainRangePushEx(d->domain, &d->attr);
+  } else {
+    ++st->overflow;
+  }
+  st->busy = false;
 }
 
 NVTXPP_NO_INSTRUMENT void leave(std::uintptr_t fn, std::uintptr_t sp) {
-  shadow_stack& st = t_stack;
-  if (st.busy) return;
-  st.busy = true;
-  decision const* d = cached(fn);
-  if (d == nullptr) d = decide(fn);
-  if (d->included && !g_off.load(std::memory_order_relaxed)) {
-    if (st.overflow > 0) {
-      --st.overflow;
-    } else {
-      // Entries deeper than this call were left by frames unwound without their exit hook.
-      while (st.depth > 0 && st.frames[st.depth - 1].sp < sp) pop_top(st);
-      if (st.depth > 0 && st.frames[st.depth - 1].fn == fn) pop_top(st);
-    }
+  shadow_stack* st = nullptr;
+  if (included(fn, st) == nullptr) return;
+  st->busy = true;
+  if (st->overflow > 0) {
+    --st->overflow;
+  } else {
+    // Entries deeper than this call were left by frames unwound without their exit hook.
+    while (st->depth > 0 && st->frames[st->depth - 1].sp < sp) pop_top(*st);
+    if (st->depth > 0 && st->frames[st->depth - 1].fn == fn) pop_top(*st);
   }
-  st.busy = false;
+  st->busy = false;
 }
 
 }  // namespace

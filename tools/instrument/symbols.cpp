@@ -149,8 +149,9 @@ symbol_info lookup_symbol(std::uintptr_t addr) {
     out.module = m->file;
     if (!m->read) read_symbols(*m);
     auto const& syms = m->symbols;
-    auto it = std::upper_bound(syms.begin(), syms.end(), addr,
-                               [](std::uintptr_t a, function_symbol const& s) { return a < s.start; });
+    auto it =
+        std::upper_bound(syms.begin(), syms.end(), addr,
+                         [](std::uintptr_t a, function_symbol const& s) { return a < s.start; });
     if (it != syms.begin()) {
       --it;
       // The entry hook passes the function's own address: an exact match, or inside it.

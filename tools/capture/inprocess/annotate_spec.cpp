@@ -44,8 +44,6 @@ std::vector<call_rule> parse_call_rules(std::string const& text, std::string* er
   return out;
 }
 
-bool glob_match(char const* pattern, char const* text) {
-  return ::fnmatch(pattern, text, 0) == 0;
-}
+bool glob_match(char const* pattern, char const* text) { return ::fnmatch(pattern, text, 0) == 0; }
 
 }  // namespace nvtxpp::capture

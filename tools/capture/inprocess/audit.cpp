@@ -35,6 +35,8 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #define NVTXPP_EXPORT extern "C" __attribute__((visibility("default")))
@@ -72,12 +74,15 @@ using nvtxpp::capture::call_rule;
 using nvtxpp::capture::glob_match;
 
 struct object_info {
-  std::string file;    // file name without directory
-  std::string soname;  // DT_SONAME, or ""
-  std::string domain;  // the range domain: soname, else file name
+  std::string file;                    // file name without directory
+  std::string soname;                  // DT_SONAME, or ""
+  std::string domain;                  // the range domain: soname, else file name
   std::vector<std::string> functions;  // globs of the rules whose library matches
-  std::mutex lock;                     // guards domain_handle's creation
+  link_map* map = nullptr;
+  std::mutex lock;  // guards domain_handle's creation and the GOT index
   std::atomic<void*> domain_handle{nullptr};
+  bool got_indexed = false;
+  std::unordered_map<std::string_view, ElfW(Addr)*> got;  // PLT symbol name -> its GOT slot
 };
 
 /// One annotated function (by address).
@@ -90,9 +95,9 @@ struct function_info {
 
 struct config {
   std::vector<call_rule> rules;
-  std::string self;           // this library's path
+  std::string self;                // this library's path
   std::vector<std::string> tools;  // NVTX_INJECTION64_PATH, CUDA_INJECTION64_PATH: never callers
-  long frame_size = 1024;     // bytes of stack arguments copied for pltexit
+  long frame_size = 1024;          // bytes of stack arguments copied for pltexit
   bool verbose = false;
 };
 
@@ -160,17 +165,19 @@ bool api_ready() {
     void* h = ::dlmopen(LM_ID_BASE, cfg().self.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (h != nullptr) {
       g_api.domain = reinterpret_cast<void* (*)(char const*)>(::dlsym(h, "nvtxpp_audit_domain"));
-      g_api.reg = reinterpret_cast<void* (*)(void*, char const*)>(
-          ::dlsym(h, "nvtxpp_audit_register"));
-      g_api.push = reinterpret_cast<void (*)(void*, void*, std::uint32_t)>(
-          ::dlsym(h, "nvtxpp_audit_push"));
+      g_api.reg =
+          reinterpret_cast<void* (*)(void*, char const*)>(::dlsym(h, "nvtxpp_audit_register"));
+      g_api.push =
+          reinterpret_cast<void (*)(void*, void*, std::uint32_t)>(::dlsym(h, "nvtxpp_audit_push"));
       g_api.pop = reinterpret_cast<void (*)(void*)>(::dlsym(h, "nvtxpp_audit_pop"));
     }
     bool const ok = g_api.domain != nullptr && g_api.reg != nullptr && g_api.push != nullptr &&
                     g_api.pop != nullptr;
     if (!ok) {
-      std::fprintf(stderr, "nvtxpp audit: cannot load %s into the program's namespace (%s); "
-                           "no ranges are recorded\n", cfg().self.c_str(), ::dlerror());
+      std::fprintf(stderr,
+                   "nvtxpp audit: cannot load %s into the program's namespace (%s); "
+                   "no ranges are recorded\n",
+                   cfg().self.c_str(), ::dlerror());
     }
     g_api_state.store(ok ? 1 : 2, std::memory_order_release);
   }
@@ -232,6 +239,73 @@ std::string soname_of(link_map const* map) {
   return strtab != nullptr && has_soname ? std::string{strtab + soname} : std::string{};
 }
 
+/// A dynamic-section address: relocated in place by the dynamic linker on most targets; an
+/// unrelocated one (an offset) is below the load address.
+ElfW(Addr) dyn_address(link_map const* map, ElfW(Addr) a) {
+  return a < map->l_addr ? a + map->l_addr : a;
+}
+
+/// Sends the calls of @p o's PLT entry for @p symname straight to @p value from now on. With
+/// an auditor that has PLT hooks, glibc routes every lazily bound call of a LA_FLG_BINDFROM
+/// object through its profiling trampoline (about 15 ns a call here), even for symbols whose
+/// la_symbind64 declined the hooks. Writing the GOT slot, as plain lazy binding does, makes the
+/// functions not asked for cost nothing after their first call. Objects bound at load time
+/// (BIND_NOW) have no trampoline to skip: nothing is done for them.
+void bind_directly(object_info& o, char const* symname, ElfW(Addr) value) {
+  std::lock_guard<std::mutex> hold{o.lock};
+  if (!o.got_indexed) {
+    o.got_indexed = true;
+    link_map const* m = o.map;
+    ElfW(Rela) const* rel = nullptr;
+    std::size_t rel_size = 0;
+    ElfW(Sym) const* symtab = nullptr;
+    char const* strtab = nullptr;
+    bool rela = true;
+    bool now = false;
+    for (ElfW(Dyn) const* d = m != nullptr ? m->l_ld : nullptr; d != nullptr && d->d_tag != DT_NULL;
+         ++d) {
+      switch (d->d_tag) {
+        case DT_JMPREL:
+          rel = reinterpret_cast<ElfW(Rela) const*>(dyn_address(m, d->d_un.d_ptr));
+          break;
+        case DT_PLTRELSZ:
+          rel_size = d->d_un.d_val;
+          break;
+        case DT_SYMTAB:
+          symtab = reinterpret_cast<ElfW(Sym) const*>(dyn_address(m, d->d_un.d_ptr));
+          break;
+        case DT_STRTAB:
+          strtab = reinterpret_cast<char const*>(dyn_address(m, d->d_un.d_ptr));
+          break;
+        case DT_PLTREL:
+          rela = d->d_un.d_val == DT_RELA;
+          break;
+        case DT_BIND_NOW:
+          now = true;
+          break;
+        case DT_FLAGS:
+          now = now || (d->d_un.d_val & DF_BIND_NOW) != 0;
+          break;
+        case DT_FLAGS_1:
+          now = now || (d->d_un.d_val & DF_1_NOW) != 0;
+          break;
+        default:
+          break;
+      }
+    }
+    if (rel != nullptr && symtab != nullptr && strtab != nullptr && rela && !now) {
+      for (std::size_t i = 0; i < rel_size / sizeof(ElfW(Rela)); ++i) {
+        if (ELF64_R_TYPE(rel[i].r_info) != R_X86_64_JUMP_SLOT) continue;
+        char const* name = strtab + symtab[ELF64_R_SYM(rel[i].r_info)].st_name;
+        o.got.emplace(name, reinterpret_cast<ElfW(Addr)*>(m->l_addr + rel[i].r_offset));
+      }
+    }
+  }
+  if (auto it = o.got.find(symname); it != o.got.end()) {
+    __atomic_store_n(it->second, value, __ATOMIC_RELEASE);
+  }
+}
+
 std::string base_name(char const* path) {
   char const* slash = std::strrchr(path, '/');
   return slash != nullptr ? slash + 1 : path;
@@ -289,18 +363,19 @@ NVTXPP_EXPORT unsigned int la_objopen(link_map* map, Lmid_t /*lmid*/, uintptr_t*
                      (!o->soname.empty() && glob_match(r.library.c_str(), o->soname.c_str()));
     if (lib) o->functions.push_back(r.function);
   }
+  o->map = map;
   *cookie = reinterpret_cast<uintptr_t>(o);
-  unsigned flags = tool ? 0 : LA_FLG_BINDFROM;
-  if (!o->functions.empty()) {
-    flags |= LA_FLG_BINDTO;
-    if (c.verbose) std::fprintf(stderr, "nvtxpp audit: annotating calls into %s\n", path.c_str());
+  // BINDTO on every object: la_symbind64 then sees each binding, and binds the ones not asked
+  // for directly (bind_directly).
+  unsigned const flags = LA_FLG_BINDTO | (tool ? 0U : unsigned{LA_FLG_BINDFROM});
+  if (!o->functions.empty() && c.verbose) {
+    std::fprintf(stderr, "nvtxpp audit: annotating calls into %s\n", path.c_str());
   }
   return flags;
 }
 
 NVTXPP_EXPORT uintptr_t la_symbind64(Elf64_Sym* sym, unsigned int /*ndx*/, uintptr_t* refcook,
-                                     uintptr_t* defcook, unsigned int* flags,
-                                     char const* symname) {
+                                     uintptr_t* defcook, unsigned int* flags, char const* symname) {
   auto* def = reinterpret_cast<object_info*>(*defcook);
   bool want = def != nullptr && *refcook != *defcook && ELF64_ST_TYPE(sym->st_info) != STT_OBJECT;
   std::string name;
@@ -314,6 +389,10 @@ NVTXPP_EXPORT uintptr_t la_symbind64(Elf64_Sym* sym, unsigned int /*ndx*/, uintp
   }
   if (!want) {
     *flags |= LA_SYMB_NOPLTENTER | LA_SYMB_NOPLTEXIT;
+    if (auto* ref = reinterpret_cast<object_info*>(*refcook);
+        ref != nullptr && (*flags & LA_SYMB_DLSYM) == 0) {
+      bind_directly(*ref, symname, sym->st_value);
+    }
     return sym->st_value;
   }
   if (cfg().verbose) {
@@ -325,10 +404,10 @@ NVTXPP_EXPORT uintptr_t la_symbind64(Elf64_Sym* sym, unsigned int /*ndx*/, uintp
   return sym->st_value;
 }
 
-NVTXPP_EXPORT ElfW(Addr) la_x86_64_gnu_pltenter(ElfW(Sym) * sym, unsigned int /*ndx*/,
-                                                uintptr_t* /*refcook*/, uintptr_t* /*defcook*/,
-                                                La_x86_64_regs* regs, unsigned int* /*flags*/,
-                                                char const* /*symname*/, long int* framesizep) {
+NVTXPP_EXPORT ElfW(Addr)
+    la_x86_64_gnu_pltenter(ElfW(Sym) * sym, unsigned int /*ndx*/, uintptr_t* /*refcook*/,
+                           uintptr_t* /*defcook*/, La_x86_64_regs* regs, unsigned int* /*flags*/,
+                           char const* /*symname*/, long int* framesizep) {
   thread_state& t = t_state;
   if (t.busy) return sym->st_value;
   function_info* f = find(sym->st_value);
