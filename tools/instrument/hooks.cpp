@@ -165,6 +165,13 @@ NVTXPP_NO_INSTRUMENT void arm_exit_guard(shadow_stack& st) {
   st.guarded = true;
 }
 
+/// NVTX fills its function slots (plain stores) when it initialises, at its first call. The hooks
+/// read the push slot on every call, from any thread: initialising NVTX at start-up, while the
+/// program has one thread, orders those stores before every later thread's reads.
+__attribute__((constructor, no_instrument_function)) void initialise_nvtx() {
+  nvtxInitialize(nullptr);
+}
+
 /// NVTX's own test: the push slot is null when no tool is attached (after NVTX's first call).
 NVTXPP_NO_INSTRUMENT inline bool no_tool() noexcept {
   return NVTX_VERSIONED_IDENTIFIER(nvtxGlobals).nvtxDomainRangePushEx_impl_fnptr == nullptr;
