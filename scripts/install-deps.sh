@@ -7,7 +7,7 @@ set -euo pipefail
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 for pkg in cmake ninja-build g++ clang libclang-rt-dev libfmt-dev catch2 libbenchmark-dev \
-  libsqlite3-dev sqlite3 python3; do
+  libsqlite3-dev sqlite3 python3 zlib1g-dev; do
   have_pkg "$pkg" || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then
