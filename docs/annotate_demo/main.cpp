@@ -17,7 +17,9 @@ inline unsigned char mix(unsigned char a, unsigned char b) {
 template <typename T>
 std::vector<T> generate(std::size_t n, T seed) {
   std::vector<T> v(n);
-  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<T>(seed + static_cast<T>(i % 17));
+  for (std::size_t i = 0; i < n; ++i) {
+    v[i] = static_cast<T>(seed + static_cast<T>(i % 17));
+  }
   return v;
 }
 
@@ -27,8 +29,9 @@ struct smoother {
     std::vector<unsigned char> out(in.size());
     for (std::size_t i = 0; i < in.size(); ++i) {
       unsigned char acc = in[i];
-      for (int r = 1; r <= radius && i >= static_cast<std::size_t>(r); ++r)
+      for (int r = 1; r <= radius && i >= static_cast<std::size_t>(r); ++r) {
         acc = detail::mix(acc, in[i - r]);
+      }
       out[i] = acc;
     }
     return out;
@@ -56,12 +59,17 @@ unsigned long run_batch(int worker, int batch) {
 
 int main() {
   std::vector<std::thread> workers;
+  workers.reserve(2);
   std::vector<unsigned long> sums(2);
   for (int w = 0; w < 2; ++w) {
     workers.emplace_back([w, &sums] {
-      for (int b = 0; b < 4; ++b) sums[static_cast<std::size_t>(w)] ^= pipeline::run_batch(w, b);
+      for (int b = 0; b < 4; ++b) {
+        sums[static_cast<std::size_t>(w)] ^= pipeline::run_batch(w, b);
+      }
     });
   }
-  for (auto& t : workers) t.join();
+  for (auto& t : workers) {
+    t.join();
+  }
   std::printf("checksums %lx %lx\n", sums[0], sums[1]);
 }

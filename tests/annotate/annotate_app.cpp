@@ -30,11 +30,15 @@ void expect(bool ok, char const* what) {
 void libm(int n) {
   volatile double x = 0.25;
   double s = 0;
-  for (int i = 0; i < n; ++i) s += std::cos(x * i);  // through the PLT: n ranges
+  for (int i = 0; i < n; ++i) {
+    s += std::cos(x * i);  // through the PLT: n ranges
+  }
   // The same values through a pointer from dlsym (no PLT, so no range): results must agree.
   auto cos_ptr = reinterpret_cast<double (*)(double)>(::dlsym(RTLD_DEFAULT, "cos"));
   double r = 0;
-  for (int i = 0; i < n && cos_ptr != nullptr; ++i) r += cos_ptr(x * i);
+  for (int i = 0; i < n && cos_ptr != nullptr; ++i) {
+    r += cos_ptr(x * i);
+  }
   expect(cos_ptr != nullptr && s == r, "cos");
 }
 
@@ -53,7 +57,9 @@ void zlib(int n) {
                back_size == text.size() && std::memcmp(back.data(), text.data(), back_size) == 0,
            "uncompress");
     uLong const c = crc32(0L, reinterpret_cast<Bytef const*>(text.data()), 4096);
-    if (i == 0) first = c;
+    if (i == 0) {
+      first = c;
+    }
     expect(c == first, "crc32 repeatable");
   }
   uLong a = crc32(0L, Z_NULL, 0);  // 2 more calls of crc32
@@ -108,16 +114,23 @@ void jumps() {
 
 void threads(int count, int n) {
   std::vector<std::thread> pool;
+  pool.reserve(static_cast<std::size_t>(count));
   std::vector<long> sums(static_cast<std::size_t>(count));
   for (int t = 0; t < count; ++t) {
     pool.emplace_back([&sums, t, n] {
       long s = 0;
-      for (int i = 0; i < n; ++i) s += ann_work(i);
+      for (int i = 0; i < n; ++i) {
+        s += ann_work(i);
+      }
       sums[static_cast<std::size_t>(t)] = s;
     });
   }
-  for (auto& th : pool) th.join();
-  for (long s : sums) expect(s == static_cast<long>(n) * n, "ann_work on threads");
+  for (auto& th : pool) {
+    th.join();
+  }
+  for (long s : sums) {
+    expect(s == static_cast<long>(n) * n, "ann_work on threads");
+  }
 }
 
 void plugin(char const* path, int n, int mode) {
@@ -129,9 +142,13 @@ void plugin(char const* path, int n, int mode) {
   auto run = reinterpret_cast<int (*)(int)>(::dlsym(h, "plugin_run"));
   auto late = reinterpret_cast<int (*)(int)>(::dlsym(h, "late_fn"));  // found in its dependency
   expect(run != nullptr && late != nullptr, "dlsym");
-  if (run == nullptr || late == nullptr) return;
+  if (run == nullptr || late == nullptr) {
+    return;
+  }
   expect(run(n) == n * 100 + n * (n - 1) / 2, "plugin_run");  // n PLT calls of late_fn
-  for (int i = 0; i < 5; ++i) expect(late(i) == i + 100, "late_fn through dlsym");
+  for (int i = 0; i < 5; ++i) {
+    expect(late(i) == i + 100, "late_fn through dlsym");
+  }
   ::dlclose(h);
 }
 

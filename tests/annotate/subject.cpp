@@ -24,7 +24,9 @@ double ann_vsum(int n, ...) {
   std::va_list ap;
   va_start(ap, n);
   double s = 0;
-  for (int i = 0; i < n; ++i) s += va_arg(ap, double);
+  for (int i = 0; i < n; ++i) {
+    s += va_arg(ap, double);
+  }
   va_end(ap);
   return s;
 }
@@ -36,7 +38,9 @@ int ann_work(int x) { return x * 2 + 1; }
 
 namespace ann {
 int thrower(int x) {
-  if (x < 0) throw std::runtime_error("negative");
+  if (x < 0) {
+    throw std::runtime_error("negative");
+  }
   return x;
 }
 }  // namespace ann

@@ -16,6 +16,9 @@
 
 #include "catch.hpp"
 #include "subject.hpp"
+#if defined(NVTXPP_TEST_CUDA_SUBJECT)
+#include "cuda_subject.hpp"
+#endif
 
 using nvtxpp::testing::completed_range;
 
@@ -27,14 +30,18 @@ std::string const domain = "instrument_test";
 std::vector<completed_range> ranges(nvtxpp::testing::recorder const& rec) {
   std::vector<completed_range> out;
   for (auto const& r : rec.ranges()) {
-    if (r.domain == domain) out.push_back(r);
+    if (r.domain == domain) {
+      out.push_back(r);
+    }
   }
   return out;
 }
 
 std::map<std::string, int> counts(std::vector<completed_range> const& rs) {
   std::map<std::string, int> n;
-  for (auto const& r : rs) ++n[r.name];
+  for (auto const& r : rs) {
+    ++n[r.name];
+  }
   return n;
 }
 
@@ -79,7 +86,9 @@ TEST_CASE("static functions and lambdas get their names from the symbol table", 
   CHECK(lambdas == 1);
   CHECK(rs.size() == 3);
   for (auto const& r : rs) {
-    if (r.name != "ns::call_static_and_lambda") CHECK(r.depth == 1);  // nested in their caller
+    if (r.name != "ns::call_static_and_lambda") {
+      CHECK(r.depth == 1);  // nested in their caller
+    }
   }
 }
 
@@ -92,7 +101,9 @@ TEST_CASE("the target's EXCLUDE rule leaves a function without a range", "[filte
 
 TEST_CASE("a header-only library's functions are ranges too (fmt)", "[third_party]") {
   nvtxpp::testing::recorder rec;
-  for (int i = 0; i < 3; ++i) REQUIRE(ns::format_answer(42) == "answer 42");
+  for (int i = 0; i < 3; ++i) {
+    REQUIRE(ns::format_answer(42) == "answer 42");
+  }
   auto const n = counts(ranges(rec));
   CHECK(n.at("ns::format_answer") == 3);
   // fmt's own functions, compiled into the instrumented target from its headers: the
@@ -100,7 +111,9 @@ TEST_CASE("a header-only library's functions are ranges too (fmt)", "[third_part
   int vformat = 0;
   int fmt_total = 0;
   for (auto const& [name, c] : n) {
-    if (name.rfind("fmt::", 0) == 0) fmt_total += c;
+    if (name.rfind("fmt::", 0) == 0) {
+      fmt_total += c;
+    }
     if (name.rfind("fmt::", 0) == 0 && name.size() > 8 &&
         name.compare(name.size() - 9, 9, "::vformat") == 0) {
       vformat += c;
@@ -109,7 +122,9 @@ TEST_CASE("a header-only library's functions are ranges too (fmt)", "[third_part
   CHECK(vformat == 3);
   CHECK(fmt_total > 3);  // and its helpers, nested under it
   for (auto const& r : ranges(rec)) {
-    if (r.name.rfind("fmt::", 0) == 0) CHECK(r.depth >= 1);
+    if (r.name.rfind("fmt::", 0) == 0) {
+      CHECK(r.depth >= 1);
+    }
   }
 }
 
@@ -128,7 +143,9 @@ TEST_CASE("an exception thrown through instrumented functions leaves no range op
   CHECK(counts(rs) == std::map<std::string, int>{{"ns::throw_through", 5}, {"ns::fn", 1}});
   for (auto const& r : rs) {
     CHECK_FALSE(r.unterminated);
-    if (r.name == "ns::fn") CHECK(r.depth == 0);  // not nested in a stale range
+    if (r.name == "ns::fn") {
+      CHECK(r.depth == 0);  // not nested in a stale range
+    }
   }
   CHECK(rec.warnings().empty());
 }
@@ -138,15 +155,20 @@ TEST_CASE("threads each get their own ranges and nesting", "[threads]") {
   constexpr int calls = 2000;
   nvtxpp::testing::recorder rec;
   std::vector<std::thread> pool;
+  pool.reserve(threads);
   std::atomic<int> sum{0};
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&sum] {
       int local = 0;
-      for (int i = 0; i < calls; ++i) local += ns::fn(i) + ns::call_static_and_lambda(i);
+      for (int i = 0; i < calls; ++i) {
+        local += ns::fn(i) + ns::call_static_and_lambda(i);
+      }
       sum += local;
     });
   }
-  for (auto& th : pool) th.join();
+  for (auto& th : pool) {
+    th.join();
+  }
   auto const rs = ranges(rec);
   std::map<std::uint64_t, std::map<std::string, int>> per_thread;
   for (auto const& r : rs) {
@@ -181,6 +203,16 @@ TEST_CASE("a forked child records its own calls", "[fork]") {
   CHECK(WEXITSTATUS(status) == 0);
   CHECK(counts(ranges(rec)) == std::map<std::string, int>{{"ns::fn", 1}});
 }
+
+#if defined(NVTXPP_TEST_CUDA_SUBJECT)
+TEST_CASE("nvcc's host code is instrumented through -Xcompiler", "[cuda]") {
+  nvtxpp::testing::recorder rec;
+  REQUIRE(cu::host_prepare(3) == 6);
+  REQUIRE(cu::host_sum<int>(1, 2) == 3);
+  CHECK(counts(ranges(rec)) ==
+        std::map<std::string, int>{{"cu::host_prepare", 1}, {"cu::host_sum<int>", 1}});
+}
+#endif
 
 // Run by their own ctest entries, with the environment they name (tests/instrument/CMakeLists).
 TEST_CASE("NVTXPP_INSTRUMENT_EXCLUDE replaces the target's exclusions at run time",

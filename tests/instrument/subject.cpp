@@ -27,7 +27,9 @@ int call_static_and_lambda(int x) {
 int excluded_helper(int x) { return x - 1; }
 
 int throw_through(int depth) {
-  if (depth == 0) throw std::runtime_error("deep");
+  if (depth == 0) {
+    throw std::runtime_error("deep");
+  }
   return throw_through(depth - 1) + 1;
 }
 

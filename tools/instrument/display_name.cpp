@@ -17,7 +17,9 @@ bool ends_with(std::string const& s, char const* tail) {
 /// Drops " [clone .cold]"-style suffixes (compiler-made copies of one function).
 void strip_clones(std::string& s) {
   for (std::size_t at = s.rfind(" [clone "); at != std::string::npos; at = s.rfind(" [clone ")) {
-    if (s.back() != ']') break;
+    if (s.back() != ']') {
+      break;
+    }
     s.erase(at);
   }
 }
@@ -26,7 +28,9 @@ void strip_clones(std::string& s) {
 void strip_qualifiers(std::string& s) {
   for (bool again = true; again;) {
     again = false;
-    while (!s.empty() && s.back() == ' ') s.pop_back();
+    while (!s.empty() && s.back() == ' ') {
+      s.pop_back();
+    }
     for (char const* q : {"const", "volatile", "&&", "&", "noexcept", "transaction_safe"}) {
       if (ends_with(s, q) && s.size() > std::strlen(q)) {
         char const before = s[s.size() - std::strlen(q) - 1];
@@ -44,7 +48,9 @@ void strip_qualifiers(std::string& s) {
 void strip_abi_tags(std::string& s) {
   for (std::size_t at = s.find("[abi:"); at != std::string::npos; at = s.find("[abi:", at)) {
     std::size_t const close = s.find(']', at);
-    if (close == std::string::npos) break;
+    if (close == std::string::npos) {
+      break;
+    }
     s.erase(at, close - at + 1);
   }
 }
@@ -101,8 +107,12 @@ std::string display_name(std::string const& demangled) {
 }
 
 std::string function_name(char const* mangled) {
-  if (mangled == nullptr) return {};
-  if (mangled[0] != '_' || mangled[1] != 'Z') return mangled;  // C, or not mangled
+  if (mangled == nullptr) {
+    return {};
+  }
+  if (mangled[0] != '_' || mangled[1] != 'Z') {
+    return mangled;  // C, or not mangled
+  }
   int status = 0;
   char* out = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
   if (status != 0 || out == nullptr) {

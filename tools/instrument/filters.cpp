@@ -38,7 +38,9 @@ NVTXPP_NO_INSTRUMENT rules& state() {
 /// Compiles @p text into @p list; a bad expression is reported and left out.
 NVTXPP_NO_INSTRUMENT void add(std::vector<std::unique_ptr<compiled>>& list, std::string const& text,
                               char const* kind) {
-  if (text.empty()) return;
+  if (text.empty()) {
+    return;
+  }
   auto c = std::make_unique<compiled>(text);
   if (int const err = ::regcomp(&c->re, text.c_str(), REG_EXTENDED | REG_NOSUB); err != 0) {
     char msg[256];
@@ -61,7 +63,9 @@ NVTXPP_NO_INSTRUMENT void read_env(rules& r) {
   for (source const s : {source{"NVTXPP_INSTRUMENT_INCLUDE", &r.include, "INCLUDE"},
                          source{"NVTXPP_INSTRUMENT_EXCLUDE", &r.exclude, "EXCLUDE"}}) {
     char const* v = std::getenv(s.var);
-    if (v == nullptr) continue;
+    if (v == nullptr) {
+      continue;
+    }
     (s.list == &r.include ? r.env_include : r.env_exclude) = true;
     s.list->clear();
     std::string const all = v;
@@ -77,7 +81,9 @@ NVTXPP_NO_INSTRUMENT void read_env(rules& r) {
 NVTXPP_NO_INSTRUMENT bool any_match(std::vector<std::unique_ptr<compiled>> const& list,
                                     std::string const& name) {
   for (auto const& c : list) {
-    if (::regexec(&c->re, name.c_str(), 0, nullptr, 0) == 0) return true;
+    if (::regexec(&c->re, name.c_str(), 0, nullptr, 0) == 0) {
+      return true;
+    }
   }
   return false;
 }
@@ -87,7 +93,9 @@ NVTXPP_NO_INSTRUMENT bool any_match(std::vector<std::unique_ptr<compiled>> const
 NVTXPP_NO_INSTRUMENT bool filter_set::admits(std::string const& name) {
   rules& r = state();
   std::lock_guard<std::mutex> hold{r.lock};
-  if (!r.env_read) read_env(r);
+  if (!r.env_read) {
+    read_env(r);
+  }
   return (r.include.empty() || any_match(r.include, name)) && !any_match(r.exclude, name);
 }
 
@@ -99,11 +107,17 @@ NVTXPP_NO_INSTRUMENT filter_set& filters() {
 NVTXPP_NO_INSTRUMENT std::string describe_filters() {
   rules& r = state();
   std::lock_guard<std::mutex> hold{r.lock};
-  if (!r.env_read) read_env(r);
+  if (!r.env_read) {
+    read_env(r);
+  }
   std::string out = "include:";
-  for (auto const& c : r.include) out += " " + c->text;
+  for (auto const& c : r.include) {
+    out += " " + c->text;
+  }
   out += "; exclude:";
-  for (auto const& c : r.exclude) out += " " + c->text;
+  for (auto const& c : r.exclude) {
+    out += " " + c->text;
+  }
   return out;
 }
 
@@ -114,7 +128,9 @@ extern "C" NVTXPP_NO_INSTRUMENT void nvtxpp_instrument_add_rules(char const* con
   using namespace nvtxpp::instrument;
   rules& r = state();
   std::lock_guard<std::mutex> hold{r.lock};
-  if (!r.env_read) read_env(r);
+  if (!r.env_read) {
+    read_env(r);
+  }
   for (; !r.env_include && include != nullptr && *include != nullptr; ++include) {
     add(r.include, *include, "INCLUDE");
   }

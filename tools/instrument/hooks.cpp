@@ -60,8 +60,12 @@ inline decision const* cached(std::uintptr_t fn) noexcept {
   std::size_t i = hash_of(fn);
   for (std::size_t probe = 0; probe < table_size; ++probe, i = (i + 1) & (table_size - 1)) {
     std::uintptr_t const k = g_table[i].key.load(std::memory_order_acquire);
-    if (k == fn) return g_table[i].value.load(std::memory_order_acquire);
-    if (k == 0) return nullptr;
+    if (k == fn) {
+      return g_table[i].value.load(std::memory_order_acquire);
+    }
+    if (k == 0) {
+      return nullptr;
+    }
   }
   return nullptr;
 }
@@ -99,7 +103,9 @@ NVTXPP_NO_INSTRUMENT void lock_release() { g_lock.unlock(); }
 /// of the object holding it) and registered string.
 NVTXPP_NO_INSTRUMENT decision const* decide(std::uintptr_t fn) {
   std::lock_guard<std::mutex> hold{g_lock};
-  if (decision const* d = cached(fn)) return d;
+  if (decision const* d = cached(fn)) {
+    return d;
+  }
   if (g_domains == nullptr) {
     g_domains = new std::map<std::string, nvtxDomainHandle_t>;
     ::pthread_atfork(&lock_prepare, &lock_release, &lock_release);
@@ -113,7 +119,9 @@ NVTXPP_NO_INSTRUMENT decision const* decide(std::uintptr_t fn) {
     inc->included = true;
     std::string const domain_name = sym.module.empty() ? "instrumented" : sym.module;
     auto [it, fresh] = g_domains->emplace(domain_name, nullptr);
-    if (fresh) it->second = nvtxDomainCreateA(domain_name.c_str());
+    if (fresh) {
+      it->second = nvtxDomainCreateA(domain_name.c_str());
+    }
     inc->domain = it->second;
     inc->attr.version = NVTX_VERSION;
     inc->attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
@@ -155,7 +163,9 @@ struct exit_guard {
   NVTXPP_NO_INSTRUMENT ~exit_guard() {
     shadow_stack& st = t_stack;
     st.busy = true;
-    while (st.depth > 0) pop_top(st);
+    while (st.depth > 0) {
+      pop_top(st);
+    }
   }
 };
 
@@ -190,14 +200,20 @@ NVTXPP_NO_INSTRUMENT inline bool stale(frame const& f, std::uintptr_t fn, std::u
 /// functions cost a probe of the table and nothing else (no thread-local state).
 NVTXPP_NO_INSTRUMENT inline decision const* included(std::uintptr_t fn, shadow_stack*& st) {
   decision const* d = cached(fn);
-  if (d != nullptr && !d->included) return nullptr;
+  if (d != nullptr && !d->included) {
+    return nullptr;
+  }
   st = &t_stack;
-  if (st->busy) return nullptr;
+  if (st->busy) {
+    return nullptr;
+  }
   if (d == nullptr) {
     st->busy = true;  // the tool may call instrumented code while a domain is created
     d = decide(fn);
     st->busy = false;
-    if (!d->included) return nullptr;
+    if (!d->included) {
+      return nullptr;
+    }
   }
   return g_off.load(std::memory_order_relaxed) ? nullptr : d;
 }
@@ -205,12 +221,18 @@ NVTXPP_NO_INSTRUMENT inline decision const* included(std::uintptr_t fn, shadow_s
 NVTXPP_NO_INSTRUMENT void enter(std::uintptr_t fn, std::uintptr_t sp, std::uintptr_t site) {
   shadow_stack* st = nullptr;
   decision const* d = included(fn, st);
-  if (d == nullptr) return;
+  if (d == nullptr) {
+    return;
+  }
   st->busy = true;
   // Entries left by frames already gone (unwound without their exit hook: clang).
-  while (st->depth > 0 && stale(st->frames[st->depth - 1], fn, sp, site)) pop_top(*st);
+  while (st->depth > 0 && stale(st->frames[st->depth - 1], fn, sp, site)) {
+    pop_top(*st);
+  }
   if (st->depth < max_depth) {
-    if (!st->guarded) arm_exit_guard(*st);
+    if (!st->guarded) {
+      arm_exit_guard(*st);
+    }
     st->frames[st->depth++] = {fn, sp, site, d->domain};
     nvtxDomainRangePushEx(d->domain, &d->attr);
   } else {
@@ -221,14 +243,20 @@ NVTXPP_NO_INSTRUMENT void enter(std::uintptr_t fn, std::uintptr_t sp, std::uintp
 
 NVTXPP_NO_INSTRUMENT void leave(std::uintptr_t fn, std::uintptr_t sp) {
   shadow_stack* st = nullptr;
-  if (included(fn, st) == nullptr) return;
+  if (included(fn, st) == nullptr) {
+    return;
+  }
   st->busy = true;
   if (st->overflow > 0) {
     --st->overflow;
   } else {
     // Entries deeper than this call were left by frames unwound without their exit hook.
-    while (st->depth > 0 && st->frames[st->depth - 1].sp < sp) pop_top(*st);
-    if (st->depth > 0 && st->frames[st->depth - 1].fn == fn) pop_top(*st);
+    while (st->depth > 0 && st->frames[st->depth - 1].sp < sp) {
+      pop_top(*st);
+    }
+    if (st->depth > 0 && st->frames[st->depth - 1].fn == fn) {
+      pop_top(*st);
+    }
   }
   st->busy = false;
 }
@@ -238,17 +266,23 @@ NVTXPP_NO_INSTRUMENT void leave(std::uintptr_t fn, std::uintptr_t sp) {
 
 extern "C" {
 
+// NOLINTNEXTLINE(bugprone-reserved-identifier): the name the compiler calls
 NVTXPP_NO_INSTRUMENT __attribute__((visibility("default"))) void __cyg_profile_func_enter(
     void* fn, void* call_site) {
-  if (nvtxpp::instrument::no_tool()) return;
+  if (nvtxpp::instrument::no_tool()) {
+    return;
+  }
   nvtxpp::instrument::enter(reinterpret_cast<std::uintptr_t>(fn),
                             reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)),
                             reinterpret_cast<std::uintptr_t>(call_site));
 }
 
+// NOLINTNEXTLINE(bugprone-reserved-identifier): the name the compiler calls
 NVTXPP_NO_INSTRUMENT __attribute__((visibility("default"))) void __cyg_profile_func_exit(
     void* fn, void* /*call_site*/) {
-  if (nvtxpp::instrument::no_tool()) return;
+  if (nvtxpp::instrument::no_tool()) {
+    return;
+  }
   nvtxpp::instrument::leave(reinterpret_cast<std::uintptr_t>(fn),
                             reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0)));
 }

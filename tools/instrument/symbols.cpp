@@ -52,7 +52,9 @@ int add_module(dl_phdr_info* info, std::size_t, void* data) {
       m->hi = std::max<std::uintptr_t>(m->hi, m->base + ph.p_vaddr + ph.p_memsz);
     }
   }
-  if (m->lo == UINTPTR_MAX) return 0;
+  if (m->lo == UINTPTR_MAX) {
+    return 0;
+  }
   std::string file_path = m->path;
   if (file_path.empty() && all.empty()) {
     char buf[4096];
@@ -74,9 +76,13 @@ void list_modules() {
 /// Reads the function symbols of @p m: .symtab when the file has one, else .dynsym.
 void read_symbols(module& m) {
   m.read = true;
-  if (m.path.empty()) return;  // the vDSO: no file
+  if (m.path.empty()) {
+    return;  // the vDSO: no file
+  }
   int const fd = ::open(m.path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
+  if (fd < 0) {
+    return;
+  }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(sizeof(ElfW(Ehdr)))) {
     ::close(fd);
@@ -85,7 +91,9 @@ void read_symbols(module& m) {
   auto const size = static_cast<std::size_t>(st.st_size);
   void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
-  if (map == MAP_FAILED) return;
+  if (map == MAP_FAILED) {
+    return;
+  }
   auto const* bytes = static_cast<unsigned char const*>(map);
   auto const* eh = static_cast<ElfW(Ehdr) const*>(map);
   bool const ok = std::equal(bytes, bytes + SELFMAG, ELFMAG) && eh->e_shoff != 0 &&
@@ -96,9 +104,13 @@ void read_symbols(module& m) {
     ElfW(Shdr) const* table = nullptr;
     for (unsigned want : {unsigned{SHT_SYMTAB}, unsigned{SHT_DYNSYM}}) {
       for (unsigned i = 0; i < eh->e_shnum && table == nullptr; ++i) {
-        if (sh[i].sh_type == want) table = &sh[i];
+        if (sh[i].sh_type == want) {
+          table = &sh[i];
+        }
       }
-      if (table != nullptr) break;
+      if (table != nullptr) {
+        break;
+      }
     }
     if (table != nullptr && table->sh_link < eh->e_shnum &&
         table->sh_offset + table->sh_size <= size) {
@@ -131,7 +143,9 @@ void read_symbols(module& m) {
 
 module* module_of(std::uintptr_t addr) {
   for (auto& m : modules()) {
-    if (addr >= m->lo && addr < m->hi) return m.get();
+    if (addr >= m->lo && addr < m->hi) {
+      return m.get();
+    }
   }
   return nullptr;
 }
@@ -147,7 +161,9 @@ symbol_info lookup_symbol(std::uintptr_t addr) {
   symbol_info out;
   if (m != nullptr) {
     out.module = m->file;
-    if (!m->read) read_symbols(*m);
+    if (!m->read) {
+      read_symbols(*m);
+    }
     auto const& syms = m->symbols;
     auto it =
         std::upper_bound(syms.begin(), syms.end(), addr,

@@ -14,7 +14,9 @@ namespace nvtxpp::capture {
 bool annotate_calls::add(std::string const& value, std::string* error) {
   std::string why;
   if (parse_call_rules(value, &why).empty()) {
-    if (error != nullptr) *error = "--annotate-calls: " + why;
+    if (error != nullptr) {
+      *error = "--annotate-calls: " + why;
+    }
     return false;
   }
   spec_ += (spec_.empty() ? "" : ",") + value;

@@ -8,7 +8,9 @@ namespace {
 
 std::string trimmed(std::string const& s) {
   std::size_t const b = s.find_first_not_of(" \t");
-  if (b == std::string::npos) return {};
+  if (b == std::string::npos) {
+    return {};
+  }
   std::size_t const e = s.find_last_not_of(" \t");
   return s.substr(b, e - b + 1);
 }
@@ -22,7 +24,9 @@ std::vector<call_rule> parse_call_rules(std::string const& text, std::string* er
     std::size_t const to = std::min(text.find(',', from), text.size());
     std::string const entry = trimmed(text.substr(from, to - from));
     from = to + 1;
-    if (entry.empty()) continue;
+    if (entry.empty()) {
+      continue;
+    }
     std::size_t const at = entry.find('@');
     std::string why;
     if (at == std::string::npos) {
@@ -35,12 +39,16 @@ std::vector<call_rule> parse_call_rules(std::string const& text, std::string* er
       why = "names no library after '@'";
     }
     if (!why.empty()) {
-      if (error != nullptr) *error = "call specification '" + entry + "' " + why;
+      if (error != nullptr) {
+        *error = "call specification '" + entry + "' " + why;
+      }
       return {};
     }
     out.push_back({entry.substr(0, at), entry.substr(at + 1)});
   }
-  if (out.empty() && error != nullptr) *error = "empty call specification";
+  if (out.empty() && error != nullptr) {
+    *error = "empty call specification";
+  }
   return out;
 }
 

@@ -66,7 +66,9 @@ NVTXPP_EXPORT void nvtxpp_audit_pop(void* domain) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The auditor's side.
+// The auditor's side. Addresses from the dynamic linker (cookies, dynamic-section entries, GOT
+// slots) are integers that become pointers here by nature.
+// NOLINTBEGIN(performance-no-int-to-ptr)
 
 namespace {
 
@@ -122,8 +124,12 @@ function_info* find(std::uintptr_t addr) {
   std::size_t i = hash_of(addr);
   for (std::size_t n = 0; n < table_size; ++n, i = (i + 1) & (table_size - 1)) {
     std::uintptr_t const k = g_table[i].key.load(std::memory_order_acquire);
-    if (k == addr) return g_table[i].value.load(std::memory_order_acquire);
-    if (k == 0) return nullptr;
+    if (k == addr) {
+      return g_table[i].value.load(std::memory_order_acquire);
+    }
+    if (k == 0) {
+      return nullptr;
+    }
   }
   return nullptr;
 }
@@ -140,7 +146,9 @@ void insert(std::uintptr_t addr, object_info* object, char const* name) {
       g_table[i].value.store(f, std::memory_order_release);
       return;
     }
-    if (expected == addr) return;  // bound before (another caller, or another thread)
+    if (expected == addr) {
+      return;  // bound before (another caller, or another thread)
+    }
   }
   std::fprintf(stderr, "nvtxpp audit: more than %zu annotated functions; %s has no range\n",
                table_size, name);
@@ -159,7 +167,9 @@ std::mutex g_api_lock;
 
 bool api_ready() {
   int const s = g_api_state.load(std::memory_order_acquire);
-  if (s != 0) return s == 1;
+  if (s != 0) {
+    return s == 1;
+  }
   std::lock_guard<std::mutex> hold{g_api_lock};
   if (g_api_state.load(std::memory_order_relaxed) == 0) {
     void* h = ::dlmopen(LM_ID_BASE, cfg().self.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -229,7 +239,9 @@ std::string soname_of(link_map const* map) {
     if (d->d_tag == DT_STRTAB) {
       // Relocated in place by the dynamic linker on most targets; an unrelocated one is small.
       ElfW(Addr) a = d->d_un.d_ptr;
-      if (a < map->l_addr) a += map->l_addr;
+      if (a < map->l_addr) {
+        a += map->l_addr;
+      }
       strtab = reinterpret_cast<char const*>(a);
     } else if (d->d_tag == DT_SONAME) {
       soname = d->d_un.d_val;
@@ -295,7 +307,9 @@ void bind_directly(object_info& o, char const* symname, ElfW(Addr) value) {
     }
     if (rel != nullptr && symtab != nullptr && strtab != nullptr && rela && !now) {
       for (std::size_t i = 0; i < rel_size / sizeof(ElfW(Rela)); ++i) {
-        if (ELF64_R_TYPE(rel[i].r_info) != R_X86_64_JUMP_SLOT) continue;
+        if (ELF64_R_TYPE(rel[i].r_info) != R_X86_64_JUMP_SLOT) {
+          continue;
+        }
         char const* name = strtab + symtab[ELF64_R_SYM(rel[i].r_info)].st_name;
         o.got.emplace(name, reinterpret_cast<ElfW(Addr)*>(m->l_addr + rel[i].r_offset));
       }
@@ -312,7 +326,9 @@ std::string base_name(char const* path) {
 }
 
 bool same_file(std::string const& a, std::string const& b) {
-  if (a == b) return true;
+  if (a == b) {
+    return true;
+  }
   char ra[4096], rb[4096];
   return ::realpath(a.c_str(), ra) != nullptr && ::realpath(b.c_str(), rb) != nullptr &&
          std::strcmp(ra, rb) == 0;
@@ -331,7 +347,9 @@ NVTXPP_EXPORT unsigned int la_version(unsigned int version) {
   }
   if (char const* v = std::getenv("NVTXPP_ANNOTATE_FRAME_SIZE"); v != nullptr && *v != '\0') {
     long const n = std::strtol(v, nullptr, 10);
-    if (n >= 0) c.frame_size = (n + 15) / 16 * 16;
+    if (n >= 0) {
+      c.frame_size = (n + 15) / 16 * 16;
+    }
   }
   char const* verbose = std::getenv("NVTXPP_ANNOTATE_VERBOSE");
   c.verbose = verbose != nullptr && verbose[0] == '1';
@@ -340,7 +358,9 @@ NVTXPP_EXPORT unsigned int la_version(unsigned int version) {
     c.self = self.dli_fname;
   }
   for (char const* var : {"NVTX_INJECTION64_PATH", "CUDA_INJECTION64_PATH"}) {
-    if (char const* v = std::getenv(var); v != nullptr && *v != '\0') c.tools.emplace_back(v);
+    if (char const* v = std::getenv(var); v != nullptr && *v != '\0') {
+      c.tools.emplace_back(v);
+    }
   }
   return version < LAV_CURRENT ? version : LAV_CURRENT;
 }
@@ -348,12 +368,18 @@ NVTXPP_EXPORT unsigned int la_version(unsigned int version) {
 NVTXPP_EXPORT unsigned int la_objopen(link_map* map, Lmid_t /*lmid*/, uintptr_t* cookie) {
   config const& c = cfg();
   *cookie = 0;
-  if (c.rules.empty() || map->l_name == nullptr) return 0;
+  if (c.rules.empty() || map->l_name == nullptr) {
+    return 0;
+  }
   std::string const path = map->l_name;
   // This library (loaded again into the program's namespace) and the tools are no callers.
-  if (!path.empty() && same_file(path, c.self)) return 0;
+  if (!path.empty() && same_file(path, c.self)) {
+    return 0;
+  }
   bool tool = false;
-  for (auto const& t : c.tools) tool = tool || (!path.empty() && same_file(path, t));
+  for (auto const& t : c.tools) {
+    tool = tool || (!path.empty() && same_file(path, t));
+  }
   auto* o = new object_info;
   o->file = path.empty() ? std::string{} : base_name(path.c_str());
   o->soname = path.empty() ? std::string{} : soname_of(map);
@@ -361,7 +387,9 @@ NVTXPP_EXPORT unsigned int la_objopen(link_map* map, Lmid_t /*lmid*/, uintptr_t*
   for (auto const& r : c.rules) {
     bool const lib = (!o->file.empty() && glob_match(r.library.c_str(), o->file.c_str())) ||
                      (!o->soname.empty() && glob_match(r.library.c_str(), o->soname.c_str()));
-    if (lib) o->functions.push_back(r.function);
+    if (lib) {
+      o->functions.push_back(r.function);
+    }
   }
   o->map = map;
   *cookie = reinterpret_cast<uintptr_t>(o);
@@ -409,14 +437,20 @@ NVTXPP_EXPORT ElfW(Addr)
                            uintptr_t* /*defcook*/, La_x86_64_regs* regs, unsigned int* /*flags*/,
                            char const* /*symname*/, long int* framesizep) {
   thread_state& t = t_state;
-  if (t.busy) return sym->st_value;
+  if (t.busy) {
+    return sym->st_value;
+  }
   function_info* f = find(sym->st_value);
-  if (f == nullptr) return sym->st_value;
+  if (f == nullptr) {
+    return sym->st_value;
+  }
   t.busy = true;
   if (api_ready()) {
     // Open calls entered at this stack pointer or below it (as deep or deeper) cannot be this
     // call's callers: they were left by unwinding (exception, longjmp) without their pltexit.
-    while (t.depth > 0 && t.calls[t.depth - 1].rsp <= regs->lr_rsp) pop_top(t);
+    while (t.depth > 0 && t.calls[t.depth - 1].rsp <= regs->lr_rsp) {
+      pop_top(t);
+    }
     if (t.depth < max_depth) {
       void* domain = nullptr;
       void* name = nullptr;
@@ -436,10 +470,17 @@ NVTXPP_EXPORT unsigned int la_x86_64_gnu_pltexit(ElfW(Sym) * /*sym*/, unsigned i
                                                  La_x86_64_retval* /*outregs*/,
                                                  char const* /*symname*/) {
   thread_state& t = t_state;
-  if (t.busy || g_api_state.load(std::memory_order_acquire) != 1) return 0;
+  if (t.busy || g_api_state.load(std::memory_order_acquire) != 1) {
+    return 0;
+  }
   t.busy = true;
-  while (t.depth > 0 && t.calls[t.depth - 1].rsp < inregs->lr_rsp) pop_top(t);
-  if (t.depth > 0 && t.calls[t.depth - 1].rsp == inregs->lr_rsp) pop_top(t);
+  while (t.depth > 0 && t.calls[t.depth - 1].rsp < inregs->lr_rsp) {
+    pop_top(t);
+  }
+  if (t.depth > 0 && t.calls[t.depth - 1].rsp == inregs->lr_rsp) {
+    pop_top(t);
+  }
   t.busy = false;
   return 0;
 }
+// NOLINTEND(performance-no-int-to-ptr)
