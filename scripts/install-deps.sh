@@ -7,8 +7,10 @@ set -euo pipefail
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 for pkg in cmake ninja-build g++ clang libclang-rt-dev libfmt-dev catch2 libbenchmark-dev \
-  libsqlite3-dev sqlite3 python3 openmpi-bin libopenmpi-dev; do
+  libsqlite3-dev sqlite3 python3 openmpi-bin libopenmpi-dev \
+  zlib1g-dev; do
   # Open MPI: the capture tests of real multi-rank launches (mpirun -np 4)
+  # zlib: the no-rebuild annotation tests call into it
   have_pkg "$pkg" || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -10,6 +10,7 @@
 #include "cli/output_claim.hpp"
 #include "cli/output_name.hpp"
 #include "cli/merge_main.hpp"
+#include "cli/annotate_calls.hpp"
 #include "sqlite_sink.hpp"
 #include "trace_model.hpp"
 #include "writers.hpp"
@@ -79,6 +80,9 @@ constexpr char usage[] =
     "      --duration=SECONDS  record for SECONDS from the first window's start, then no more\n"
     "      --nvtx-domain-include=LIST / --nvtx-domain-exclude=LIST  NVTX domains (comma list;\n"
     "                      'default' is the default domain, \\ escapes a comma or 'default')\n"
+    "      --annotate-calls FUNC@LIB  a range per call of a shared library's matching\n"
+    "                      function (globs on the function and on the library's file name or\n"
+    "                      soname; comma lists; repeatable), no rebuild: docs/annotate.md\n"
     "      --lib PATH      injection library (default: libnvtxpp_inject.so next to this program,\n"
     "                      or in ../lib)\n"
     "  -h, --help          this text\n"
@@ -335,6 +339,7 @@ int main(int argc, char** argv) {
   bool trace = true;
   cap::summary_options sopt;
   cli::capture_options capture;
+  cap::annotate_calls annotate;
   int i = 1;
   for (; i < argc; ++i) {
     std::string const a = argv[i];
@@ -373,6 +378,11 @@ int main(int argc, char** argv) {
         fail(2, "--cuda takes auto, on or off, not '" + cuda_mode + "'");
       }
     } else if (parse_capture_option(capture, a, [&] { return value(a.c_str()); })) {
+    } else if (a == "--annotate-calls" || a.rfind("--annotate-calls=", 0) == 0) {
+      std::string why;
+      if (!annotate.add(a == "--annotate-calls" ? value("--annotate-calls") : a.substr(17), &why)) {
+        fail(2, why);
+      }
     } else if (a == "--lib") {
       lib = value("--lib");
     } else if (a == "-h" || a == "--help") {
@@ -445,6 +455,9 @@ int main(int argc, char** argv) {
     }
   }
 
+  if (std::string why; annotate.wanted() && !annotate.locate(lib, self_dir(), &why)) {
+    fail(2, why);
+  }
   std::int64_t const base_ns = monotonic_ns();
 
   std::string raw_dir = keep_raw;
@@ -501,6 +514,9 @@ int main(int argc, char** argv) {
     ::setenv("NVTXPP_CAPTURE_DIR", raw_dir.c_str(), 1);
     set_cuda_env(cuda_mode, cuda_api, lib);
     capture.export_env(base_ns);
+    if (annotate.wanted()) {
+      annotate.set_env();
+    }
     ::execvp(argv[i], argv + i);
     std::fprintf(stderr, "nvtxpp-capture: cannot run '%s': %s\n", argv[i], std::strerror(errno));
     ::_exit(127);
