@@ -54,7 +54,7 @@ check configure cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
   -DNVTXPP_BUILD_EXAMPLES=OFF -DNVTXPP_BUILD_BENCHMARKS=OFF "${sqlite_args[@]}" ${CMAKE_ARGS:-} \
   >"$work/configure.log" 2>&1 || { tail -n 30 "$work/configure.log"; exit 1; }
 check build cmake --build "$build" -j "$(nproc)" --target nvtxpp-capture nvtxpp_inject \
-  nvtxpp_audit annotate_cublas annotate_app annotate_plugin >"$work/build.log" 2>&1 || {
+  nvtxpp_audit annotate_cublas >"$work/build.log" 2>&1 || {
   tail -n 40 "$work/build.log"; exit 1; }
 capture="$build/tools/capture/nvtxpp-capture"
 audit="$(cd "$build/tools/capture" && pwd)/libnvtxpp_audit.so"

@@ -7,9 +7,8 @@ nvtxpp-capture's .sqlite), or in nvtxpp-capture's Chrome JSON.
   check_cublas.py --calls N FILE.json
 """
 import argparse
-import csv
-import io
 import json
+import os
 import subprocess
 import sys
 
@@ -17,11 +16,17 @@ NAME = "cublasSgemm"
 
 
 def stats(nsys, path, report):
-    p = subprocess.run([nsys, "stats", "--force-export=true", "-q", "--format", "csv",
+    """The report's rows (scripts/compare_nsys.py's parser: columns without units)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "..", "..", "..", "scripts"))
+    import compare_nsys  # noqa: E402
+    p = subprocess.run([nsys, "stats", "--force-export=true", "--format", "csv",
                         "--report", report, path], capture_output=True, text=True, timeout=600)
-    text = p.stdout
-    start = text.find('"')  # the CSV begins at its quoted header
-    rows = list(csv.DictReader(io.StringIO(text[start:]))) if start >= 0 else []
+    try:
+        rows = compare_nsys.parse_csv(p.stdout, report)
+    except compare_nsys.RunError as e:
+        rows = []
+        print(e)
     return rows, p.stdout + p.stderr
 
 
@@ -47,13 +52,13 @@ def main():
         rows, raw = stats(a.nsys, a.trace, "nvtx_sum")
         hits = [r for r in rows if NAME in r.get("Range", "")]
         print(raw)
-        n = sum(int(r["Instances"]) for r in hits)
+        n = sum(int(r["Instances"].replace(",", "")) for r in hits)
         if n != a.calls:
             failures.append(f"nvtx_sum: {n} {NAME} instances, want {a.calls}")
         rows, raw = stats(a.nsys, a.trace, "nvtx_kern_sum")
         print(raw)
         under = [r for r in rows if NAME in r.get("NVTX Range", "")]
-        kn = sum(int(r.get("Kern Inst", r.get("Instances", "0"))) for r in under)
+        kn = sum(int(r["Kern Inst"].replace(",", "")) for r in under)
         if not under or kn < a.calls:
             failures.append(f"nvtx_kern_sum: {kn} kernel instances under {NAME}, want >= {a.calls}")
     for f in failures:
