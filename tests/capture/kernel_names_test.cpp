@@ -3,7 +3,7 @@
 // test holds for the libcufilt build and the __cxa_demangle fallback.
 #include "offline/kernel_names.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 namespace cap = nvtxpp::capture;
 

@@ -103,7 +103,8 @@ def case_pattern_errors(a, tmp):
 
 def case_ranks_env(a, tmp):
     """Each launcher's rank variables, set by hand: the rank goes before the extension, unless
-    the pattern tells ranks apart; a size of 1 is no multi-rank launch."""
+    the pattern tells ranks apart or the name holds the rank already; a size of 1 is no
+    multi-rank launch."""
     launchers = [
         ({"OMPI_COMM_WORLD_RANK": 3, "OMPI_COMM_WORLD_SIZE": 4}, "OMPI_COMM_WORLD_RANK"),
         ({"PMI_RANK": 2, "PMI_SIZE": 3}, "PMI_RANK"),
@@ -128,6 +129,12 @@ def case_ranks_env(a, tmp):
         p = run(a, ["rank"], out=os.path.join(tmp, pattern), env=env)
         check("rank 1 of" not in p.stderr, f"{pattern}: no rank inserted: {p.stderr}")
     check(os.path.exists(os.path.join(tmp, "r1.json")), f"%q{{rank}}: {os.listdir(tmp)}")
+    # A name that already holds this rank's tag (a wrapper script's) is kept; rank11 is not rank1.
+    for given, want in [("w.rank1.json", "w.rank1.json"), ("w_rank1", "w_rank1"),
+                        ("w.rank11.json", "w.rank11.rank1.json")]:
+        p = run(a, ["rank"], out=os.path.join(tmp, given), env=env)
+        check(p.returncode == 0 and os.path.exists(os.path.join(tmp, want)),
+              f"{given}: {want} written: {os.listdir(tmp)} {p.stderr}")
     # Size 1 (a singleton run) and a size variable that is not a number: plain name.
     for env in [{"OMPI_COMM_WORLD_RANK": 0, "OMPI_COMM_WORLD_SIZE": 1},
                 {"SLURM_PROCID": 0, "SLURM_NTASKS": "x"}]:

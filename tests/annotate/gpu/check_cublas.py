@@ -20,7 +20,10 @@ def stats(nsys, path, report):
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                     "..", "..", "..", "scripts"))
     import compare_nsys  # noqa: E402
-    p = subprocess.run([nsys, "stats", "--force-export=true", "--format", "csv",
+    # An .nsys-rep is exported afresh; an .sqlite (ours) is read as it is (nsys refuses to
+    # force an export from an .sqlite).
+    force = "false" if path.endswith(".sqlite") else "true"
+    p = subprocess.run([nsys, "stats", f"--force-export={force}", "--format", "csv",
                         "--report", report, path], capture_output=True, text=True, timeout=600)
     try:
         rows = compare_nsys.parse_csv(p.stdout, report)

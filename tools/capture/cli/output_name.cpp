@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -190,9 +191,28 @@ std::string insert_before_extension(std::string const& path, std::string const& 
   return path.substr(0, dot) + "." + tag + path.substr(dot);
 }
 
+/// Whether the file name part of `path` already holds `tag` as a word of its own (".rank3.",
+/// "_rank3-", a trailing "rank3"; not "rank31"): a wrapper script that put the rank in the
+/// name by itself told ranks apart already.
+static bool name_has_tag(std::string const& path, std::string const& tag) {
+  std::size_t const slash = path.find_last_of('/');
+  std::string const name = slash == std::string::npos ? path : path.substr(slash + 1);
+  auto const is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  for (std::size_t at = name.find(tag); at != std::string::npos; at = name.find(tag, at + 1)) {
+    bool const starts = at == 0 || !is_word(name[at - 1]);
+    std::size_t const end = at + tag.size();
+    bool const ends = end == name.size() || !std::isdigit(static_cast<unsigned char>(name[end]));
+    if (starts && ends) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::string resolve_output_name(std::string const& pattern, long pid, env_lookup const& env) {
   std::string name = expand_pattern(pattern, pid, env);
-  if (auto const r = detect_rank(env); r && !pattern_tells_ranks_apart(pattern)) {
+  if (auto const r = detect_rank(env); r && !pattern_tells_ranks_apart(pattern) &&
+                                       !name_has_tag(name, "rank" + std::to_string(r->rank))) {
     name = insert_before_extension(name, "rank" + std::to_string(r->rank));
     std::fprintf(stderr,
                  "nvtxpp-capture: rank %ld of %ld (%s): writing %s (the output name tells ranks "
