@@ -88,6 +88,10 @@ def parse_csv(text, report):
             return rows
     if re.search(r"does not contain|SKIPPED|no data", text, re.I):
         return []  # the report had nothing to summarise in this file
+    if all(not l.strip() or l.startswith("Processing [") for l in text.splitlines()):
+        # The report ran and printed no table: its tables were there but had no rows (an empty
+        # table where nsys's export leaves the table out and the report says SKIPPED).
+        return []
     raise RunError(f"{report}: no CSV table in the output:\n{text[:2000]}")
 
 
