@@ -352,6 +352,7 @@ GRAPH_WANT = {
     ":outer": (2, 2, 2, 2), "dom2:build": (2, 2, 2, 2),  # graph API, 2 execs, 2 domains
     ":child_body": (3, 3, 0, 0), ":parent": (1, 1, 0, 0),  # child graph, 3 ways
     ":parent2": (1, 1, 0, 0), ":parent3": (1, 1, 0, 0),
+    ":parent13": (1, 5, 0, 0), ":body13": (1, 3, 0, 0),  # CUDA 13's order, flattened nodes
     ":v1": (1, 1, 0, 0), ":v2": (1, 1, 0, 0), ":v3": (1, 1, 0, 0),  # cudaGraphExecUpdate
     ":worker": (1, 1, 0, 0),  # captured on another thread
 }
@@ -413,7 +414,7 @@ def case_fake_graphs(a, tmp):
         check(len(ks) == 3 and span(g) == (min(span(k)[0] for k in ks), max(span(k)[1] for k in ks)),
               f"layer spans its launch's kernels: {g}")
     kernels = [e for e in ops if e.get("cat") == "cuda_kernel"]
-    check(len(kernels) == 20 and all(k["args"].get("graph_node", 0) > 0 for k in kernels),
+    check(len(kernels) == 25 and all(k["args"].get("graph_node", 0) > 0 for k in kernels),
           "graph kernels carry their graph_node in the JSON")
     # The node captured with no range open: its kernel ran (4 kernels per launch of graph 11/12)
     # but belongs to no range.
@@ -443,10 +444,10 @@ def case_fake_graphs(a, tmp):
     got = {k: (c, kk, m, s) for k, text, c, kk, m, s in joined}
     check(got == GRAPH_WANT, f"SQLite join with NVTX_EVENTS: {got}")
     n_nvtx = con.execute("SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 59").fetchone()[0]
-    check(n_nvtx == 15, f"NVTX_EVENTS push/pop rows: the program's 15, got {n_nvtx}")
+    check(n_nvtx == 17, f"NVTX_EVENTS push/pop rows: the program's 17, got {n_nvtx}")
     nodes = con.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE graphNodeId IS NOT NULL"
                         ).fetchone()[0]
-    check(nodes == 20, f"graphNodeId on the 20 graph kernels, got {nodes}")
+    check(nodes == 25, f"graphNodeId on the 25 graph kernels, got {nodes}")
 
 
 CASES["fake_graphs"] = case_fake_graphs

@@ -138,6 +138,64 @@ void child_graph() {
   launch(29, {1202}, {kernel}, 7);
 }
 
+/// Child graphs in the order CUDA 13 reports them (recorded on an H100 with a CUPTI subscriber):
+/// STARTING names the node and, for a child-graph node, its type (its CREATED and CLONED say 0);
+/// adding a child graph copies its nodes inside the node's STARTING..CREATED, each with its own
+/// STARTING, CREATED and CLONED; instantiation copies them again, then runs them as nodes of the
+/// executable graph that no event names, numbered after the graph's own (graph << 32 | index).
+/// Parent (graph 3) under `parent13`: A, child 1 (B1 -> B2, added under `body13`), D, child 2
+/// (E, under `body13`); instantiated as graph 6, launched once.
+std::uint64_t nid(std::uint32_t graph, std::uint32_t index) {
+  return (static_cast<std::uint64_t>(graph) << 32) | index;
+}
+void added13(std::uint32_t graph, std::uint32_t index) {
+  g_node(3, graph, nid(graph, index), 0, 0, kernel);
+  g_node(0, graph, nid(graph, index), 0, 0, kernel);
+}
+void copied13(std::uint32_t graph, std::uint32_t index, std::uint32_t from_graph,
+              std::uint32_t from_index) {
+  added13(graph, index);
+  cloned(graph, nid(graph, index), from_graph, nid(from_graph, from_index));
+}
+void child_graph_cuda13() {
+  nvtxRangePushA("body13");
+  added13(101, 0);  // B1
+  added13(101, 1);  // B2
+  added13(102, 0);  // E
+  nvtxRangePop();
+  nvtxRangePushA("parent13");
+  added13(103, 0);           // A
+  g_node(4, 0, 0, 0, 0, 0);  // cuGraphAddChildGraphNode(child 1)
+  g_node(3, 103, nid(103, 1), 0, 0, child_node);
+  copied13(104, 0, 101, 0);
+  copied13(104, 1, 101, 1);
+  g_node(0, 103, nid(103, 1), 0, 0, kernel);
+  g_node(5, 0, 0, 0, 0, 0);
+  added13(103, 2);           // D
+  g_node(4, 0, 0, 0, 0, 0);  // cuGraphAddChildGraphNode(child 2)
+  g_node(3, 103, nid(103, 3), 0, 0, child_node);
+  copied13(105, 0, 102, 0);
+  g_node(0, 103, nid(103, 3), 0, 0, kernel);
+  g_node(5, 0, 0, 0, 0, 0);
+  nvtxRangePop();
+  // cudaGraphInstantiate (no range open)
+  copied13(106, 0, 103, 0);
+  g_node(3, 106, nid(106, 1), 0, 0, child_node);
+  copied13(107, 0, 104, 0);
+  copied13(107, 1, 104, 1);
+  g_node(0, 106, nid(106, 1), 0, 0, kernel);
+  cloned(106, nid(106, 1), 103, nid(103, 1));
+  copied13(106, 2, 103, 2);
+  g_node(3, 106, nid(106, 3), 0, 0, child_node);
+  copied13(108, 0, 105, 0);
+  g_node(0, 106, nid(106, 3), 0, 0, kernel);
+  cloned(106, nid(106, 3), 103, nid(103, 3));
+  added13(106, 7);  // a node of CUDA's own, never launched
+  // Launched: A, B1 and B2 as 106:4 and 106:5, D, E as 106:6.
+  launch(106, {nid(106, 0), nid(106, 4), nid(106, 5), nid(106, 2), nid(106, 6)},
+         {kernel, kernel, kernel, kernel, kernel}, 7);
+}
+
 /// cudaGraphExecUpdate: graph 30 captured under `v1`, instantiated (31) and launched; graph 32
 /// captured under `v2`, the executable graph updated from it, launched again; then from graph 33
 /// (`v3`), launched a third time.
@@ -219,6 +277,7 @@ int main(int argc, char** argv) {
   nvtxDomainHandle_t const dom2 = nvtxDomainCreateA("dom2");
   graph_api_two_execs(dom2);
   child_graph();
+  child_graph_cuda13();
   exec_update();
   other_thread();
   return 0;

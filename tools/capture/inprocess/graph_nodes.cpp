@@ -59,14 +59,23 @@ void write(rec::graph_event event, std::uint64_t node, std::uint64_t original, s
   write_file_record(static_cast<std::uint32_t>(rec::gpu_record::graph_node), &part, 1);
 }
 
-/// A node being added on this thread (GRAPHNODE_CREATE_STARTING seen, CREATED not yet). Its
-/// `starting` record is written only if a clone comes before the `created` (a child graph being
-/// copied into the node): most nodes then cost one record, not two.
+/// Nodes being added on this thread: GRAPHNODE_CREATE_STARTING seen, CREATED not yet. They nest:
+/// adding a child-graph node copies the child graph, whose nodes are added inside (CUDA 13, at
+/// cudaGraphAddChildGraphNode and again at instantiation). CUDA reports a child-graph node's type
+/// at its STARTING only (its CREATED says 0). A child-graph entry's `starting` record is written
+/// only if a clone comes before its `created` (the embedded graph being copied): most nodes cost
+/// one record, not two.
 struct pending_start {
   std::int64_t ticks = 0;
+  std::uint64_t node = 0;  ///< 0 where CUDA gives no node yet at STARTING
   std::uint32_t graph = 0;
   std::uint32_t type = 0;
   bool unwritten = false;
+};
+constexpr int max_pending = 8;  ///< nesting depth kept (child graphs within child graphs)
+struct pending_stack {
+  pending_start entries[max_pending];
+  int depth = 0;  ///< may exceed max_pending: entries past it are counted, not kept
 };
 /// A driver call that adds a node, in progress on this thread: its `call_enter` record is
 /// written only if a clone comes during the call, and then its `call_exit` too.
@@ -77,7 +86,7 @@ struct pending_call {
 };
 
 // initial-exec, as the recorder core's: no lazy TLS allocation inside CUDA's callback.
-__attribute__((tls_model("initial-exec"))) thread_local pending_start t_pending;
+__attribute__((tls_model("initial-exec"))) thread_local pending_stack t_pending;
 __attribute__((tls_model("initial-exec"))) thread_local pending_call t_call;
 
 }  // namespace
@@ -98,40 +107,61 @@ void on_resource(CUpti_CallbackId cbid, void const* data) noexcept {
     return;
   }
   if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATE_STARTING) {
-    // No node yet. A child-graph node's embedded graph is copied between this and its
-    // `created`: the reader ties those clones to it (no driver call here, in CUDA's callback).
-    t_pending = {rec::now_ticks(), graph_id(g->graph), static_cast<std::uint32_t>(g->nodeType),
-                 true};
+    // A child-graph node's embedded graph is copied between this and its `created`: the reader
+    // ties those clones to it (no driver call here, in CUDA's callback).
+    pending_stack& p = t_pending;
+    if (p.depth < max_pending) {
+      p.entries[p.depth] = {rec::now_ticks(), node_id(g->node), graph_id(g->graph),
+                            static_cast<std::uint32_t>(g->nodeType), true};
+    }
+    ++p.depth;
     return;
   }
   std::uint64_t const node = node_id(g->node);
   if (node == 0) {
     return;
   }
-  auto const type = static_cast<std::uint32_t>(g->nodeType);
+  auto type = static_cast<std::uint32_t>(g->nodeType);
   switch (cbid) {
-    case CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED:
-      t_pending.unwritten = false;
-      if (t_call.active && !t_call.written && g->nodeType == CU_GRAPH_NODE_TYPE_GRAPH) {
+    case CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED: {
+      pending_stack& p = t_pending;
+      if (p.depth > 0) {  // the innermost node being added is this one
+        if (p.depth <= max_pending) {
+          pending_start const& e = p.entries[p.depth - 1];
+          if (e.node == 0 || e.node == node) {
+            type = e.type == CU_GRAPH_NODE_TYPE_GRAPH ? e.type : type;
+            --p.depth;
+          }
+        } else {
+          --p.depth;
+        }
+      }
+      if (t_call.active && !t_call.written && type == CU_GRAPH_NODE_TYPE_GRAPH) {
         // A child-graph node created inside the call: its copy may come after; open first.
         t_call.written = true;
         write(rec::graph_event::call_enter, 0, 0, 0, 0, 0, t_call.ticks);
       }
       write(rec::graph_event::created, node, 0, graph_id(g->graph), 0, type);
       break;
-    case CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED:
+    }
+    case CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED: {
       if (t_call.active && !t_call.written) {  // cloned during a call adding a node
         t_call.written = true;
         write(rec::graph_event::call_enter, 0, 0, 0, 0, 0, t_call.ticks);
       }
-      if (t_pending.unwritten) {  // cloned while a node is being added: say so first
-        t_pending.unwritten = false;
-        write(rec::graph_event::starting, 0, 0, t_pending.graph, 0, t_pending.type,
-              t_pending.ticks);
+      // Cloned while child-graph nodes are being added: say so first, outermost first.
+      pending_stack& p = t_pending;
+      for (int k = 0; k < p.depth && k < max_pending; ++k) {
+        pending_start& e = p.entries[k];
+        if (e.unwritten && (e.type == CU_GRAPH_NODE_TYPE_GRAPH || e.node == 0)) {
+          e.unwritten = false;
+          write(rec::graph_event::starting, e.node, 0, e.graph, 0, e.type, e.ticks);
+        }
       }
       write(rec::graph_event::cloned, node, node_id(g->originalNode), graph_id(g->graph),
             graph_id(g->originalGraph), type);
       break;
+    }
     case CUPTI_CBID_RESOURCE_GRAPH_NODE_UPDATED:
       write(rec::graph_event::updated, node, node_id(g->originalNode), graph_id(g->graph),
             graph_id(g->originalGraph), type);

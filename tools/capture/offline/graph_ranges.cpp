@@ -77,13 +77,58 @@ struct graph_ranges::impl {
   bool any_updates = false;
   /// A node being added on a thread: from its `starting` to its `created`, or from a driver
   /// call's `call_enter` to its `call_exit`; the graphs cloned meanwhile are the embedded graph
-  /// of the child-graph node created.
+  /// of the child-graph node created. They nest (a driver call around a `starting`).
   struct adding_node {
     bool call = false;       ///< opened by `call_enter` (closed by `call_exit`)
-    std::uint64_t node = 0;  ///< the child-graph node created, once known
+    std::uint64_t node = 0;  ///< the child-graph node: named by its `starting`, or once created
+    bool named = false;      ///< `node` came with the `starting` (else: the next `created` ends it)
     std::vector<std::uint32_t> graphs;
   };
-  std::unordered_map<std::uint64_t, adding_node> adding;  ///< by thread
+  std::unordered_map<std::uint64_t, std::vector<adding_node>>
+      adding;  ///< by thread, innermost last
+
+  /// Executable graphs flatten their child graphs: CUDA 13 runs a child graph's nodes as nodes
+  /// of the executable graph that no event names, numbered after the graph's own nodes, child
+  /// node by child node (in node order), each child's nodes in their order (seen on an H100;
+  /// node ids are graph id << 32 | index). alias: such a node -> the embedded node it runs.
+  std::unordered_map<std::uint64_t, std::uint64_t> alias;
+  bool aliases_built = false;
+
+  void build_aliases() {
+    aliases_built = true;
+    std::unordered_map<std::uint32_t, std::vector<std::uint64_t>> cloned_by_graph;
+    for (auto const& [id, n] : nodes) {
+      if (n.original != 0) {
+        cloned_by_graph[n.graph].push_back(id);
+      }
+    }
+    std::unordered_map<std::uint64_t, std::uint32_t> embedded_of;  // child node -> its graph
+    for (auto const& [graph, node] : child_node_of_graph) {
+      embedded_of.emplace(node, graph);
+    }
+    for (auto& [graph, own] : cloned_by_graph) {
+      std::sort(own.begin(), own.end());
+      std::uint64_t next = (static_cast<std::uint64_t>(graph) << 32) | own.size();
+      for (std::uint64_t child : own) {
+        auto const e = embedded_of.find(child);
+        if (e == embedded_of.end()) {
+          continue;
+        }
+        auto const inner = cloned_by_graph.find(e->second);
+        if (inner == cloned_by_graph.end()) {
+          continue;
+        }
+        std::vector<std::uint64_t> list = inner->second;
+        std::sort(list.begin(), list.end());
+        for (std::uint64_t n : list) {
+          if (nodes.find(next) == nodes.end()) {
+            alias.emplace(next, n);
+          }
+          ++next;
+        }
+      }
+    }
+  }
 
   void embed(adding_node const& a) {
     for (std::uint32_t g : a.graphs) {
@@ -109,6 +154,9 @@ struct graph_ranges::impl {
     }
     auto const it = nodes.find(node);
     if (it == nodes.end()) {
+      if (auto const a = alias.find(node); a != alias.end()) {
+        ranges_of(a->second, t, budget, out, known);  // a flattened child-graph node
+      }
       return;
     }
     node_state const& n = it->second;
@@ -157,6 +205,9 @@ struct graph_ranges::impl {
 
   /// The ranges of `node` for a launch at `t`, outer first, each once.
   std::vector<std::size_t> const& resolved(std::uint64_t node, std::int64_t t) {
+    if (!aliases_built) {
+      build_aliases();
+    }
     if (!any_updates) {
       if (auto const m = memo.find(node); m != memo.end()) {
         return m->second;
@@ -277,35 +328,44 @@ void graph_ranges::on_node_event(rec::gpu_graph_node const& e, std::int64_t ns) 
   }
   switch (event) {
     case rec::graph_event::starting:
-      if (auto const a = d_->adding.find(e.tid); a == d_->adding.end() || !a->second.call) {
-        d_->adding[e.tid] = {};  // inside a bracketing driver call, that call's bracket holds
-      }
+      d_->adding[e.tid].push_back({false, e.node, e.node != 0, {}});
       return;
     case rec::graph_event::call_enter:
-      d_->adding[e.tid] = {true, 0, {}};
+      d_->adding[e.tid].push_back({true, 0, false, {}});
       return;
     case rec::graph_event::call_exit:
-      if (auto const a = d_->adding.find(e.tid); a != d_->adding.end() && a->second.call) {
-        if (a->second.node != 0) {
-          d_->embed(a->second);
+      if (auto const a = d_->adding.find(e.tid); a != d_->adding.end()) {
+        auto& stack = a->second;
+        // Close the call and whatever it left open (a `starting` without its `created`).
+        while (!stack.empty()) {
+          bool const call = stack.back().call;
+          if (stack.back().node != 0) {
+            d_->embed(stack.back());
+          }
+          stack.pop_back();
+          if (call) {
+            break;
+          }
         }
-        d_->adding.erase(a);
       }
       return;
     case rec::graph_event::created: {
       // A child-graph node: the graphs cloned while it was being added are its embedded graph
       // (in a driver call, CUDA may copy the child graph after creating the node: at the exit).
-      if (auto const a = d_->adding.find(e.tid); a != d_->adding.end()) {
-        if (a->second.call) {
+      if (auto const a = d_->adding.find(e.tid); a != d_->adding.end() && !a->second.empty()) {
+        impl::adding_node& top = a->second.back();
+        if (top.call) {
           if (e.node_type == child_graph_type) {
-            a->second.node = e.node;
+            top.node = e.node;
           }
-        } else {
-          if (e.node_type == child_graph_type) {
-            a->second.node = e.node;
-            d_->embed(a->second);
+        } else if (!top.named || top.node == e.node) {
+          // The node this `starting` announced (or, unnamed, the next one created); a node
+          // created inside it (the embedded graph's own) leaves it open.
+          if (e.node_type == child_graph_type || top.named) {
+            top.node = e.node;
+            d_->embed(top);
           }
-          d_->adding.erase(a);
+          a->second.pop_back();
         }
       }
       node_state& n = d_->nodes[e.node];
@@ -318,8 +378,9 @@ void graph_ranges::on_node_event(rec::gpu_graph_node const& e, std::int64_t ns) 
       break;
     }
     case rec::graph_event::cloned: {
-      if (auto const a = d_->adding.find(e.tid); a != d_->adding.end() && e.graph != 0) {
-        a->second.graphs.push_back(e.graph);
+      if (auto const a = d_->adding.find(e.tid);
+          a != d_->adding.end() && !a->second.empty() && e.graph != 0) {
+        a->second.back().graphs.push_back(e.graph);
       }
       node_state& n = d_->nodes[e.node];
       n.graph = e.graph;
