@@ -191,6 +191,11 @@ void child_graph_cuda13() {
   g_node(0, 106, nid(106, 3), 0, 0, kernel);
   cloned(106, nid(106, 3), 103, nid(103, 3));
   added13(106, 7);  // a node of CUDA's own, never launched
+  // More of CUDA's own at instantiation: a child-graph node whose copy's node is started but
+  // never created.
+  g_node(3, 109, nid(109, 0), 0, 0, child_node);
+  g_node(3, 110, nid(110, 0), 0, 0, kernel);
+  g_node(0, 109, nid(109, 0), 0, 0, kernel);
   // Launched: A, B1 and B2 as 106:4 and 106:5, D, E as 106:6.
   launch(106, {nid(106, 0), nid(106, 4), nid(106, 5), nid(106, 2), nid(106, 6)},
          {kernel, kernel, kernel, kernel, kernel}, 7);

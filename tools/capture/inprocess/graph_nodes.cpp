@@ -125,15 +125,15 @@ void on_resource(CUpti_CallbackId cbid, void const* data) noexcept {
   switch (cbid) {
     case CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED: {
       pending_stack& p = t_pending;
-      if (p.depth > 0) {  // the innermost node being added is this one
-        if (p.depth <= max_pending) {
-          pending_start const& e = p.entries[p.depth - 1];
-          if (e.node == 0 || e.node == node) {
-            type = e.type == CU_GRAPH_NODE_TYPE_GRAPH ? e.type : type;
-            --p.depth;
-          }
-        } else {
-          --p.depth;
+      // The entry of this node, innermost first; entries above it were never created (CUDA
+      // starts nodes at instantiation that it does not finish): they end here too.
+      int const kept = p.depth < max_pending ? p.depth : max_pending;
+      for (int k = kept - 1; k >= 0; --k) {
+        pending_start const& e = p.entries[k];
+        if (e.node == node || (e.node == 0 && k == kept - 1)) {
+          type = e.type == CU_GRAPH_NODE_TYPE_GRAPH ? e.type : type;
+          p.depth = k;
+          break;
         }
       }
       if (t_call.active && !t_call.written && type == CU_GRAPH_NODE_TYPE_GRAPH) {

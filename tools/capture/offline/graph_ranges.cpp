@@ -353,19 +353,28 @@ void graph_ranges::on_node_event(rec::gpu_graph_node const& e, std::int64_t ns) 
       // A child-graph node: the graphs cloned while it was being added are its embedded graph
       // (in a driver call, CUDA may copy the child graph after creating the node: at the exit).
       if (auto const a = d_->adding.find(e.tid); a != d_->adding.end() && !a->second.empty()) {
-        impl::adding_node& top = a->second.back();
-        if (top.call) {
+        auto& stack = a->second;
+        if (stack.back().call) {
           if (e.node_type == child_graph_type) {
-            top.node = e.node;
+            stack.back().node = e.node;
           }
-        } else if (!top.named || top.node == e.node) {
-          // The node this `starting` announced (or, unnamed, the next one created); a node
-          // created inside it (the embedded graph's own) leaves it open.
-          if (e.node_type == child_graph_type || top.named) {
-            top.node = e.node;
-            d_->embed(top);
+        } else if (!stack.back().named) {
+          // Unnamed (no node id at its `starting`): the next node created is the one.
+          if (e.node_type == child_graph_type) {
+            stack.back().node = e.node;
+            d_->embed(stack.back());
           }
-          a->second.pop_back();
+          stack.pop_back();
+        } else {
+          // The `starting` that named this node, and any above it that were never created; a
+          // node created inside it (the embedded graph's own) leaves it open.
+          for (std::size_t k = stack.size(); k-- > 0 && !stack[k].call;) {
+            if (stack[k].named && stack[k].node == e.node) {
+              d_->embed(stack[k]);
+              stack.resize(k);
+              break;
+            }
+          }
         }
       }
       node_state& n = d_->nodes[e.node];
