@@ -110,6 +110,12 @@ void on_resource(CUpti_CallbackId cbid, void const* data) noexcept {
     // A child-graph node's embedded graph is copied between this and its `created`: the reader
     // ties those clones to it (no driver call here, in CUDA's callback).
     pending_stack& p = t_pending;
+    // Only a child-graph node can have nodes added inside it: an entry of another type still
+    // open was abandoned (instantiation starts nodes it never creates).
+    while (p.depth > 0 && p.depth <= max_pending &&
+           p.entries[p.depth - 1].type != CU_GRAPH_NODE_TYPE_GRAPH) {
+      --p.depth;
+    }
     if (p.depth < max_pending) {
       p.entries[p.depth] = {rec::now_ticks(), node_id(g->node), graph_id(g->graph),
                             static_cast<std::uint32_t>(g->nodeType), true};
@@ -126,15 +132,22 @@ void on_resource(CUpti_CallbackId cbid, void const* data) noexcept {
     case CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED: {
       pending_stack& p = t_pending;
       // The entry of this node, innermost first; entries above it were never created (CUDA
-      // starts nodes at instantiation that it does not finish): they end here too.
-      int const kept = p.depth < max_pending ? p.depth : max_pending;
-      for (int k = kept - 1; k >= 0; --k) {
-        pending_start const& e = p.entries[k];
-        if (e.node == node || (e.node == 0 && k == kept - 1)) {
-          type = e.type == CU_GRAPH_NODE_TYPE_GRAPH ? e.type : type;
-          p.depth = k;
-          break;
+      // starts nodes at instantiation that it does not finish): they end here too. No entry
+      // names it (a STARTING without the node's id, or a different one): the innermost ends.
+      if (p.depth > max_pending) {
+        --p.depth;
+      } else if (p.depth > 0) {
+        int k = p.depth - 1;
+        while (k >= 0 && p.entries[k].node != node) {
+          --k;
         }
+        if (k < 0) {
+          k = p.depth - 1;
+        }
+        if (p.entries[k].node == node || p.entries[k].node == 0) {
+          type = p.entries[k].type == CU_GRAPH_NODE_TYPE_GRAPH ? p.entries[k].type : type;
+        }
+        p.depth = k;
       }
       if (t_call.active && !t_call.written && type == CU_GRAPH_NODE_TYPE_GRAPH) {
         // A child-graph node created inside the call: its copy may come after; open first.
