@@ -2,7 +2,7 @@
 // rank goes. The launcher's behaviour end to end is in scale_tests.py.
 #include "cli/output_name.hpp"
 
-#include <catch2/catch.hpp>
+#include "catch.hpp"
 
 #include <map>
 
