@@ -59,7 +59,7 @@ if ls "$root"/.gpu-tools/libsqlite3-dev_*.deb >/dev/null 2>&1; then
 fi
 if [ ! -f /usr/include/sqlite3.h ]; then
   # No headers on this host: a plain configure warns; with the option it fails.
-  cmake -S "$root" -B "$work/nosq" -G Ninja -DNVTXPP_BUILD_EXAMPLES=OFF \
+  cmake -S "$root" -B "$work/nosq" -G Ninja -DNVTXPP_BUILD_EXAMPLES=OFF -DNVTXPP_BUILD_BENCHMARKS=OFF \
     -DNVTXPP_BUILD_TESTS=OFF >"$work/nosq.log" 2>&1
   if grep -q "CMake Warning" "$work/nosq.log" && grep -q "libsqlite3 (headers and library) not found" \
     "$work/nosq.log"; then
@@ -67,7 +67,7 @@ if [ ! -f /usr/include/sqlite3.h ]; then
   else
     failed+=("no warning without SQLite"); grep -n -i sqlite "$work/nosq.log"
   fi
-  if cmake -S "$root" -B "$work/nosq2" -G Ninja -DNVTXPP_BUILD_EXAMPLES=OFF -DNVTXPP_BUILD_TESTS=OFF \
+  if cmake -S "$root" -B "$work/nosq2" -G Ninja -DNVTXPP_BUILD_EXAMPLES=OFF -DNVTXPP_BUILD_TESTS=OFF -DNVTXPP_BUILD_BENCHMARKS=OFF \
     -DNVTXPP_CAPTURE_REQUIRE_SQLITE=ON >"$work/nosq2.log" 2>&1; then
     failed+=("REQUIRE_SQLITE=ON configured without SQLite")
   else
