@@ -1813,11 +1813,13 @@ void set_hooks(hooks const& h) noexcept { g_hooks = h; }
 bool attached() noexcept { return g_attached.load(std::memory_order_acquire); }
 
 void set_recording(bool on_) noexcept {
+  // seq_cst with set_window's: a window that opens or closes while recording is switched off
+  // sees the switch and undoes its own stores, so nothing is recorded after the end.
   g_stopped.store(!on_, std::memory_order_seq_cst);
   if (!on_) {
-    g_gated.store(false, std::memory_order_relaxed);
+    g_gated.store(false, std::memory_order_seq_cst);
   }
-  g_recording.store(on_, std::memory_order_release);
+  g_recording.store(on_, std::memory_order_seq_cst);
 }
 
 void set_window_config(window_config const& c) {
@@ -1842,19 +1844,21 @@ void set_window(bool open) noexcept {
     return;
   }
   // Closed: g_gated before g_recording goes false, so no event sees both false (it would be
-  // dropped with its end). Open: the reverse.
+  // dropped with its end). Open: the reverse. Then, if recording was switched off meanwhile
+  // (set_recording), both false again.
   if (open) {
     if (g_stopped.load(std::memory_order_seq_cst)) {
       return;
     }
-    g_recording.store(true, std::memory_order_release);
-    g_gated.store(false, std::memory_order_release);
+    g_recording.store(true, std::memory_order_seq_cst);
+    g_gated.store(false, std::memory_order_seq_cst);
   } else {
-    g_gated.store(true, std::memory_order_release);
-    g_recording.store(false, std::memory_order_release);
-    if (g_stopped.load(std::memory_order_seq_cst)) {
-      g_gated.store(false, std::memory_order_relaxed);
-    }
+    g_gated.store(true, std::memory_order_seq_cst);
+    g_recording.store(false, std::memory_order_seq_cst);
+  }
+  if (g_stopped.load(std::memory_order_seq_cst)) {
+    g_recording.store(false, std::memory_order_seq_cst);
+    g_gated.store(false, std::memory_order_seq_cst);
   }
 }
 
