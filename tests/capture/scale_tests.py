@@ -429,6 +429,14 @@ def case_window_cuda(a, tmp):
     check(len(nvtx_ranges(everything)) == 5, f"and all NVTX ranges: {nvtx_ranges(everything)}")
 
 
+def case_window_cuda_nvtx(a, tmp):
+    """An NVTX window turns GPU recording on and off too: the kernels launched inside the range
+    "profiled" only."""
+    t = run_fake(a, tmp, ["--capture-range=nvtx", "--nvtx-capture=profiled"])
+    check(nvtx_ranges(t) == ["profiled"], f"NVTX: only 'profiled': {nvtx_ranges(t)}")
+    check(len(kernels(t)) == 2, f"the two kernels launched inside: {len(kernels(t))}")
+
+
 def case_window_cuda_repeat(a, tmp):
     t = run_fake(a, tmp, ["--capture-range=cudaProfilerApi", "--capture-range-end=repeat"])
     check(nvtx_ranges(t) == ["profiled", "second window"], f"both windows: {nvtx_ranges(t)}")
