@@ -141,7 +141,9 @@ def run_mpi(a, tmp, out, n=4):
     if os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
     cmd += [a.capture, "--no-summary", "-o", out, "--", a.app, "rank"]
-    env = clean_env(OMPI_MCA_rmaps_base_oversubscribe="1")
+    # Root (containers, CI): the flag above, and Open MPI's variables for versions that want them.
+    env = clean_env(OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_ALLOW_RUN_AS_ROOT="1",
+                    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           env=env, cwd=tmp, timeout=240)
 
