@@ -373,7 +373,8 @@ def case_window_options(a, tmp):
                          (["--capture-range-end=stop-shutdown"], "not supported"),
                          (["--delay=-1"], "takes seconds"), (["--duration=0"], "more than 0"),
                          (["--duration=soon"], "takes seconds"),
-                         (["--nvtx-domain-include=a", "--nvtx-domain-exclude=b"], "together")]:
+                         (["--nvtx-domain-include=a", "--nvtx-domain-exclude=b"], "together"),
+                         (["--capture-range=cudaProfilerApi", "--cuda=off"], "not with --cuda=off")]:
         p = run(a, ["rank"], out=os.path.join(tmp, "o.json"), extra=extra)
         check(p.returncode == 2 and words in p.stderr, f"{extra}: exit 2 saying {words!r}: "
               f"{p.returncode} {p.stderr!r}")
