@@ -292,6 +292,17 @@ def case_window_nvtx_domain(a, tmp):
           f"a range of domain a opens it: {r}")
 
 
+def case_window_nvtx_registered(a, tmp):
+    """The trigger as a registered string (capture@reg) and as a wide string (capture, default
+    domain, with repeat)."""
+    out = os.path.join(tmp, "w.json")
+    run(a, ["registered"], out=out, extra=["--capture-range=nvtx", "--nvtx-capture=capture@reg"])
+    check(ranges(load(out)) == ["capture", "inside registered"],
+          f"registered trigger: {ranges(load(out))}")
+    run(a, ["registered"], out=out, extra=["--capture-range=nvtx", "--nvtx-capture=capture"])
+    check(ranges(load(out)) == ["capture", "inside wide"], f"wide trigger: {ranges(load(out))}")
+
+
 def ticks(stdout, who="tick"):
     out = {}
     for line in stdout.splitlines():
