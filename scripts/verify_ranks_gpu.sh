@@ -11,12 +11,15 @@
 #     kernel names; times loose: this checks rows, counts and names);
 #  4. two ranks without MPI (OMPI_COMM_WORLD_RANK/SIZE set by hand, run at once, one -o name):
 #     two .sqlite files, each readable by nsys stats, each with its own rank's process;
-#  5. kernel names side by side with nsys on reduce_v2, reduce_v3 -s 8 and stream_workers
-#     (compare_nsys.py --kernel-names demangled, all six reports; times loose).
+#  5. kernel names side by side with nsys on reduce_v3 -s 8 (SIDE_BY_SIDE="reduce_v2;reduce_v3
+#     -s 8;stream_workers" for all three; compare_nsys.py --kernel-names demangled, all six
+#     reports; times loose). The full timed side-by-side stays verify_capture_gpu.sh's (with
+#     COMPARE_ARGS="--kernel-names demangled").
 #
 #   scripts/verify_ranks_gpu.sh            (writes under $OUT, default out/ranks-gpu)
 #
-# Environment: NSYS (default .gpu-tools/nsys when present, else nsys), OUT, BUILD_DIR.
+# Environment: NSYS (default .gpu-tools/nsys when present, else nsys), OUT, BUILD_DIR,
+# SIDE_BY_SIDE (programs of step 5, separated by ';').
 # $OUT receives log.txt, results.md, window.sqlite, window.json, ranks.rank0.sqlite,
 # ranks.rank1.sqlite, compare.md (at most 8 files).
 # Exit status: 0 when every check passed, 1 otherwise.
@@ -59,7 +62,7 @@ if ls "$root"/.gpu-tools/libsqlite3-dev_*.deb >/dev/null 2>&1; then
 fi
 if [ ! -f /usr/include/sqlite3.h ]; then
   # No headers on this host: a plain configure warns; with the option it fails.
-  cmake -S "$root" -B "$work/nosq" -G Ninja -DNVTXPP_BUILD_EXAMPLES=OFF \
+  cmake -S "$root" -B "$work/nosq" -G Ninja -DNVTXPP_BUILD_EXAMPLES=OFF -DNVTXPP_BUILD_BENCHMARKS=OFF \
     -DNVTXPP_BUILD_TESTS=OFF >"$work/nosq.log" 2>&1
   if grep -q "CMake Warning" "$work/nosq.log" && grep -q "libsqlite3 (headers and library) not found" \
     "$work/nosq.log"; then
@@ -67,7 +70,7 @@ if [ ! -f /usr/include/sqlite3.h ]; then
   else
     failed+=("no warning without SQLite"); grep -n -i sqlite "$work/nosq.log"
   fi
-  if cmake -S "$root" -B "$work/nosq2" -G Ninja -DNVTXPP_BUILD_EXAMPLES=OFF -DNVTXPP_BUILD_TESTS=OFF \
+  if cmake -S "$root" -B "$work/nosq2" -G Ninja -DNVTXPP_BUILD_EXAMPLES=OFF -DNVTXPP_BUILD_TESTS=OFF -DNVTXPP_BUILD_BENCHMARKS=OFF \
     -DNVTXPP_CAPTURE_REQUIRE_SQLITE=ON >"$work/nosq2.log" 2>&1; then
     failed+=("REQUIRE_SQLITE=ON configured without SQLite")
   else
@@ -184,7 +187,8 @@ done
 
 step "5. kernel names side by side with nsys (all six reports, demangled names; times loose)"
 exe() { find "$build/examples" -type f -name "$1" -perm -u+x | head -n 1; }
-for cmd in "reduce_v2" "reduce_v3 -s 8" "stream_workers"; do
+IFS=';' read -r -a programs <<<"${SIDE_BY_SIDE:-reduce_v3 -s 8}"
+for cmd in "${programs[@]}"; do
   read -r -a w <<<"$cmd"
   name=$(echo "$cmd" | tr ' ' '_')
   prog=$(exe "${w[0]}")

@@ -148,7 +148,9 @@ def run_mpi(a, tmp, out, n=4):
     if os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
     cmd += [a.capture, "--no-summary", "-o", out, "--", a.app, "rank"]
-    env = clean_env(OMPI_MCA_rmaps_base_oversubscribe="1")
+    # Root (containers, CI): the flag above, and Open MPI's variables for versions that want them.
+    env = clean_env(OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_ALLOW_RUN_AS_ROOT="1",
+                    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           env=env, cwd=tmp, timeout=240)
 
@@ -297,6 +299,17 @@ def case_window_nvtx_domain(a, tmp):
           f"a range of domain a opens it: {r}")
 
 
+def case_window_nvtx_registered(a, tmp):
+    """The trigger as a registered string (capture@reg) and as a wide string (capture, default
+    domain, with repeat)."""
+    out = os.path.join(tmp, "w.json")
+    run(a, ["registered"], out=out, extra=["--capture-range=nvtx", "--nvtx-capture=capture@reg"])
+    check(ranges(load(out)) == ["capture", "inside registered"],
+          f"registered trigger: {ranges(load(out))}")
+    run(a, ["registered"], out=out, extra=["--capture-range=nvtx", "--nvtx-capture=capture"])
+    check(ranges(load(out)) == ["capture", "inside wide"], f"wide trigger: {ranges(load(out))}")
+
+
 def ticks(stdout, who="tick"):
     out = {}
     for line in stdout.splitlines():
@@ -378,7 +391,8 @@ def case_window_options(a, tmp):
                          (["--capture-range-end=stop-shutdown"], "not supported"),
                          (["--delay=-1"], "takes seconds"), (["--duration=0"], "more than 0"),
                          (["--duration=soon"], "takes seconds"),
-                         (["--nvtx-domain-include=a", "--nvtx-domain-exclude=b"], "together")]:
+                         (["--nvtx-domain-include=a", "--nvtx-domain-exclude=b"], "together"),
+                         (["--capture-range=cudaProfilerApi", "--cuda=off"], "not with --cuda=off")]:
         p = run(a, ["rank"], out=os.path.join(tmp, "o.json"), extra=extra)
         check(p.returncode == 2 and words in p.stderr, f"{extra}: exit 2 saying {words!r}: "
               f"{p.returncode} {p.stderr!r}")
@@ -434,6 +448,14 @@ def case_window_cuda(a, tmp):
     everything = run_fake(a, tmp, [])
     check(len(kernels(everything)) == 4, f"without the option all four: {len(kernels(everything))}")
     check(len(nvtx_ranges(everything)) == 5, f"and all NVTX ranges: {nvtx_ranges(everything)}")
+
+
+def case_window_cuda_nvtx(a, tmp):
+    """An NVTX window turns GPU recording on and off too: the kernels launched inside the range
+    "profiled" only."""
+    t = run_fake(a, tmp, ["--capture-range=nvtx", "--nvtx-capture=profiled"])
+    check(nvtx_ranges(t) == ["profiled"], f"NVTX: only 'profiled': {nvtx_ranges(t)}")
+    check(len(kernels(t)) == 2, f"the two kernels launched inside: {len(kernels(t))}")
 
 
 def case_window_cuda_repeat(a, tmp):

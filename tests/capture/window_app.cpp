@@ -83,6 +83,29 @@ int nvtx_case(int windows) {
   return 0;
 }
 
+/// A trigger given as a registered string (nvtxDomainRegisterStringA) in domain "reg", and as
+/// a wide string: "outside" before both, "inside" within each.
+int registered_case() {
+  nvtxDomainHandle_t const d = nvtxDomainCreateA("reg");
+  nvtxStringHandle_t const name = nvtxDomainRegisterStringA(d, "capture");
+  nvtxEventAttributes_t outside = attributes("outside");
+  nvtxDomainRangePushEx(d, &outside);
+  nvtxDomainRangePop(d);
+  nvtxEventAttributes_t trigger = attributes("");
+  trigger.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+  trigger.message.registered = name;
+  nvtxDomainRangePushEx(d, &trigger);
+  nvtxEventAttributes_t inside = attributes("inside registered");
+  nvtxDomainRangePushEx(d, &inside);
+  nvtxDomainRangePop(d);
+  nvtxDomainRangePop(d);
+  nvtxRangePushW(L"capture");
+  range("inside wide");
+  nvtxRangePop();
+  std::printf("registered done\n");
+  return 0;
+}
+
 /// Ticks for --delay/--duration: a range every ~1 ms until `until_s` seconds after the launch
 /// (NVTXPP_CAPTURE_T0), each tick's push and pop time printed ("tick N PUSH POP").
 int time_case(double until_s, char const* who = "tick") {
@@ -195,6 +218,7 @@ int main(int argc, char** argv) {
   if (which == "time") return time_case(argc > 2 ? std::atof(argv[2]) : 1.0);
   if (which == "fork_time") return fork_time_case(argc > 2 ? std::atof(argv[2]) : 1.0);
   if (which == "domains") return domains_case();
+  if (which == "registered") return registered_case();
   if (which == "profiler") return profiler_case();
   std::fprintf(stderr, "usage: window_app rank|nvtx [N]|time [S]|domains|profiler\n");
   return 64;

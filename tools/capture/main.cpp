@@ -401,6 +401,11 @@ int main(int argc, char** argv) {
   if (!trace && !summary) {
     fail(2, "--summary-only and --no-summary together leave nothing to do");
   }
+  if (capture.range == "cudaProfilerApi" && cuda_mode == "off") {
+    fail(2,
+         "--capture-range=cudaProfilerApi sees cudaProfilerStart through CUPTI: not with "
+         "--cuda=off");
+  }
   try {
     capture.validate();
     if (trace) {

@@ -614,7 +614,9 @@ constexpr std::uint32_t any_domain = 0xFFFFFFFEU;
 std::atomic<std::uint32_t> g_trigger_domain{no_domain};  ///< domain index of the trigger range
 std::atomic<std::uint32_t> g_trigger_string{0};  ///< interned id of its text (0: not yet seen)
 std::atomic<std::uint64_t> g_trigger_id{0};  ///< start/end id of the range that opened the window
-std::atomic<bool> g_trigger_armed{false};    ///< a trigger range may (still) open a window
+std::atomic<bool> g_trigger_armed{false};
+char const* g_trigger_text = "";  ///< windows().config.trigger_range (published by g_trigger_armed)
+                                  ///< ///< a trigger range may (still) open a window
 
 struct window_state {
   window_config config;
@@ -828,7 +830,7 @@ __attribute__((noinline, cold)) int gated_push(std::uint32_t domain, fields cons
   if (t == nullptr) {
     return -1;
   }
-  if (trigger_opens(domain, m)) {
+  if (m.kind != message_kind::none && trigger_opens(domain, m)) {
     int const level = push_impl(domain, f != nullptr ? *f : fields{}, m);
     add_gated(*t, domain, level, true);
     return level;
@@ -924,11 +926,12 @@ __attribute__((noinline, cold)) int gated_push_a(char const* s) noexcept {
   if (!g_gated.load(std::memory_order_relaxed)) {
     return 0;
   }
-  // Only a text equal to the trigger's is measured (ascii() would scan up to 4 KiB of it).
+  // Only a text equal to the trigger's is measured (ascii() would scan up to 4 KiB of it); the
+  // first character, inline, settles most.
   bool maybe = false;
   if (g_trigger_armed.load(std::memory_order_acquire) && s != nullptr) {
-    std::string const& want = windows().config.trigger_range;
-    maybe = std::strncmp(s, want.c_str(), want.size() + 1) == 0;
+    char const* const want = g_trigger_text;
+    maybe = s[0] == want[0] && std::strcmp(s, want) == 0;
   }
   return gated_push(0, nullptr, maybe ? ascii(s) : message_src{});
 }
@@ -1813,11 +1816,13 @@ void set_hooks(hooks const& h) noexcept { g_hooks = h; }
 bool attached() noexcept { return g_attached.load(std::memory_order_acquire); }
 
 void set_recording(bool on_) noexcept {
+  // seq_cst with set_window's: a window that opens or closes while recording is switched off
+  // sees the switch and undoes its own stores, so nothing is recorded after the end.
   g_stopped.store(!on_, std::memory_order_seq_cst);
   if (!on_) {
-    g_gated.store(false, std::memory_order_relaxed);
+    g_gated.store(false, std::memory_order_seq_cst);
   }
-  g_recording.store(on_, std::memory_order_release);
+  g_recording.store(on_, std::memory_order_seq_cst);
 }
 
 void set_window_config(window_config const& c) {
@@ -1826,6 +1831,7 @@ void set_window_config(window_config const& c) {
                          : c.trigger_domain == "*" ? any_domain
                                                    : no_domain,
                          std::memory_order_relaxed);
+  g_trigger_text = windows().config.trigger_range.c_str();
   // Release: a thread that sees the trigger armed sees the configuration (acquire loads).
   g_trigger_armed.store(!c.trigger_range.empty() && c.trigger_begin != nullptr,
                         std::memory_order_release);
@@ -1842,19 +1848,21 @@ void set_window(bool open) noexcept {
     return;
   }
   // Closed: g_gated before g_recording goes false, so no event sees both false (it would be
-  // dropped with its end). Open: the reverse.
+  // dropped with its end). Open: the reverse. Then, if recording was switched off meanwhile
+  // (set_recording), both false again.
   if (open) {
     if (g_stopped.load(std::memory_order_seq_cst)) {
       return;
     }
-    g_recording.store(true, std::memory_order_release);
-    g_gated.store(false, std::memory_order_release);
+    g_recording.store(true, std::memory_order_seq_cst);
+    g_gated.store(false, std::memory_order_seq_cst);
   } else {
-    g_gated.store(true, std::memory_order_release);
-    g_recording.store(false, std::memory_order_release);
-    if (g_stopped.load(std::memory_order_seq_cst)) {
-      g_gated.store(false, std::memory_order_relaxed);
-    }
+    g_gated.store(true, std::memory_order_seq_cst);
+    g_recording.store(false, std::memory_order_seq_cst);
+  }
+  if (g_stopped.load(std::memory_order_seq_cst)) {
+    g_recording.store(false, std::memory_order_seq_cst);
+    g_gated.store(false, std::memory_order_seq_cst);
   }
 }
 

@@ -43,8 +43,9 @@ int main(int argc, char** argv) {
   float* x = nullptr;
   float* y = nullptr;
   float* sum = nullptr;
-  if (cudaMalloc(&x, 1024 * sizeof(float)) != cudaSuccess || cudaMalloc(&y, 1024 * sizeof(float)) !=
-      cudaSuccess || cudaMalloc(&sum, sizeof(float)) != cudaSuccess) {
+  if (cudaMalloc(&x, 1024 * sizeof(float)) != cudaSuccess ||
+      cudaMalloc(&y, 1024 * sizeof(float)) != cudaSuccess ||
+      cudaMalloc(&sum, sizeof(float)) != cudaSuccess) {
     std::fprintf(stderr, "no GPU\n");
     return 1;
   }
