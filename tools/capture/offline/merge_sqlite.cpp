@@ -137,7 +137,7 @@ std::string column_expr(std::string const& c, offsets const& o) {
   static std::set<std::string> const strings = {
       "textId",     "nameId",      "demangledName",     "shortName",    "mangledName",
       "jsonTextId", "fieldNameId", "etwProviderNameId", "etwTaskNameId"};
-  std::string const q = "\"" + c + "\"";
+  std::string q = "\"" + c + "\"";
   if (times.count(c) != 0) {
     return fmt::format("{} + {}", q, o.shift);
   }
