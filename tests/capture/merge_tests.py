@@ -239,11 +239,13 @@ def case_merge_identity(a, tmp):
 
 def nsys_like(src, dst):
     """A copy of our .sqlite reshaped as `nsys export` files differ from ours: strings renumbered
-    and stored in another order, extra tables and columns, no nvtxpp metadata."""
+    and stored in another order, extra tables and columns, no nvtxpp metadata; and no PROCESSES
+    table, so merge finds the process from the rows' ids."""
     shutil.copy(src, dst)
     c = sqlite3.connect(dst)
     c.executescript("""
         DELETE FROM META_DATA_CAPTURE WHERE name LIKE 'NVTXPP%';
+        DROP TABLE PROCESSES;
         CREATE TABLE OSRT_API (start INTEGER, end INTEGER, globalTid INTEGER, nameId INTEGER);
         INSERT INTO OSRT_API VALUES (1, 2, 3, 4);
         CREATE TABLE TARGET_INFO_SYSTEM_ENV (globalVid INTEGER, devStateName TEXT, name TEXT,
@@ -282,12 +284,13 @@ def case_merge_gpu(a, tmp):
     three times nsys's own figures; the cross-rank GPU projection table matches the inputs'."""
     r0 = convert_reference(a, tmp, "gpu.rank0.sqlite", 0)
     r1 = convert_reference(a, tmp, "gpu.rank1.sqlite", 1)
-    nsys = os.path.join(tmp, "report1.sqlite")
+    nsys = os.path.join(tmp, "report.2.sqlite")  # as nsys's -o report.%q{OMPI_COMM_WORLD_RANK}
     nsys_like(r0, nsys)
     out = os.path.join(tmp, "merged.sqlite")
     p = merge(a, "-o", out, "--csv", r0, r1, nsys)
     if not check(p.returncode == 0, f"merge exits 0: {p.stderr}"):
         return
+    check("rank 2 (from file name)" in p.stderr, f"report.2.sqlite is rank 2: {p.stderr}")
     with db(out) as c:
         for report, (want, sql) in ref.QUERIES.items():
             got = [tuple(r) for r in c.execute(sql)]
