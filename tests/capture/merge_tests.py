@@ -13,11 +13,13 @@ import io
 import json
 import os
 import shutil
+import signal
 import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -373,6 +375,29 @@ def case_merge_damaged(a, tmp):
     check(partials(tmp) == [], f"no partial files left: {partials(tmp)}")
 
 
+def case_merge_signal(a, tmp):
+    """SIGTERM while the output is being written: the partial file is removed, the process dies
+    of the signal. (150 inputs make the merge last about a second here; the kill waits for the
+    partial file to exist.)"""
+    good = capture(a, os.path.join(tmp, "good.sqlite"), rank=0)
+    inputs = []
+    for i in range(150):
+        inputs.append(os.path.join(tmp, f"in{i}.sqlite"))
+        shutil.copy(good, inputs[-1])
+    out = os.path.join(tmp, "out.sqlite")
+    p = subprocess.Popen([a.capture, "merge", "--no-summary", "-o", out] + inputs,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while not partials(tmp) and p.poll() is None:
+        time.sleep(0.002)  # polls until the merge has created its partial output
+    p.send_signal(signal.SIGTERM)
+    rc = p.wait(timeout=120)
+    if rc == 0:
+        print("note: the merge finished before SIGTERM reached it; nothing to check")
+        return
+    check(rc == -signal.SIGTERM, f"merge dies of SIGTERM, got {rc}")
+    check(partials(tmp) == [] and not os.path.exists(out), f"nothing left: {partials(tmp)}")
+
+
 def case_merge_usage(a, tmp):
     good = capture(a, os.path.join(tmp, "good.sqlite"), rank=0)
     for args, what in [([], "usage"), (["--bogus", good], "unknown option"),
@@ -434,6 +459,7 @@ CASES = {
     "merge_gpu": case_merge_gpu,
     "merge_damaged": case_merge_damaged,
     "merge_usage": case_merge_usage,
+    "merge_signal": case_merge_signal,
     "merge_mpirun": case_merge_mpirun,
 }
 

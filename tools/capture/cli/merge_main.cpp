@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -52,7 +53,7 @@ constexpr char usage[] =
     "exit status: 0 done; 2 bad usage or an input that cannot be merged (not SQLite, truncated,\n"
     "damaged, not in the export layout: named on stderr); 3 the output could not be written.\n"
     "The output appears only when complete (written beside it under a temporary name, then\n"
-    "renamed); on failure nothing is left behind.\n";
+    "renamed); on failure, or SIGINT/SIGTERM/SIGHUP, nothing is left behind.\n";
 
 bool ends_with(std::string const& s, std::string const& suffix) {
   return s.size() >= suffix.size() &&
@@ -84,6 +85,38 @@ std::string temp_beside(std::string const& out) {
   ::fchmod(fd, 0666 & ~mask);
   ::close(fd);
   return templ;
+}
+
+// The partial output, for the signal handler: a signal that ends the merge (Ctrl-C, SIGTERM,
+// SIGHUP) removes it before the process dies of that signal.
+char g_partial[PATH_MAX + 16];
+
+void on_fatal_signal(int sig) {
+  if (g_partial[0] != '\0') {
+    ::unlink(g_partial);
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void guard_partial(std::string const& path) {
+  std::snprintf(g_partial, sizeof g_partial, "%s", path.c_str());
+  struct sigaction sa {};
+  sa.sa_handler = &on_fatal_signal;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
+void unguard_partial() {
+  sigset_t block;
+  sigemptyset(&block);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    sigaddset(&block, sig);
+  }
+  ::sigprocmask(SIG_BLOCK, &block, nullptr);
+  g_partial[0] = '\0';
+  ::sigprocmask(SIG_UNBLOCK, &block, nullptr);
 }
 
 void remove_partial(std::string const& path) {
@@ -193,6 +226,7 @@ int merge_main(int argc, char** argv) {
       per_input(nullptr);
     } else {
       partial = temp_beside(output);
+      guard_partial(partial);
       if (ends_with(output, ".sqlite")) {
         write_merged_sqlite(partial, inputs, anchor);
         per_input(nullptr);  // the summary when wanted, else counts only
@@ -210,6 +244,7 @@ int merge_main(int argc, char** argv) {
         throw output_error("cannot rename " + partial + " to " + output + ": " +
                            std::strerror(errno));
       }
+      unguard_partial();
       partial.clear();
     }
   } catch (input_error const& e) {
