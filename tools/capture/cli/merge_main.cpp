@@ -108,15 +108,19 @@ void guard_partial(std::string const& path) {
   }
 }
 
-void unguard_partial() {
-  sigset_t block;
-  sigemptyset(&block);
+void block_fatal_signals(bool block) {
+  sigset_t set;
+  sigemptyset(&set);
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
-    sigaddset(&block, sig);
+    sigaddset(&set, sig);
   }
-  ::sigprocmask(SIG_BLOCK, &block, nullptr);
+  ::sigprocmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, nullptr);
+}
+
+void unguard_partial() {
+  block_fatal_signals(true);
   g_partial[0] = '\0';
-  ::sigprocmask(SIG_UNBLOCK, &block, nullptr);
+  block_fatal_signals(false);
 }
 
 void remove_partial(std::string const& path) {
@@ -225,8 +229,15 @@ int merge_main(int argc, char** argv) {
     if (!trace) {
       per_input(nullptr);
     } else {
-      partial = temp_beside(output);
+      block_fatal_signals(true);  // no window in which the file exists and is not guarded
+      try {
+        partial = temp_beside(output);
+      } catch (...) {
+        block_fatal_signals(false);
+        throw;
+      }
       guard_partial(partial);
+      block_fatal_signals(false);
       if (ends_with(output, ".sqlite")) {
         write_merged_sqlite(partial, inputs, anchor);
         per_input(nullptr);  // the summary when wanted, else counts only
