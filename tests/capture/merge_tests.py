@@ -239,6 +239,26 @@ def case_merge_identity(a, tmp):
     check(p.returncode == 0 and "both say rank 1" in p.stderr, f"duplicate rank warned: {p.stderr}")
 
 
+def case_merge_counters(a, tmp):
+    """NVTX counters (GENERIC_EVENTS) reach the merged JSON: the samples the capture's own JSON
+    draws, by name and value, one time shift apart."""
+    sq = os.path.join(tmp, "c.sqlite")
+    capture(a, sq, rank=0, case="extensions")
+    direct = os.path.join(tmp, "direct.json")
+    p = run([a.capture, "--no-summary", "-o", direct, "--", a.app, "extensions"])
+    check(p.returncode == 0, f"capture to JSON: {p.stderr}")
+    out = os.path.join(tmp, "m.json")
+    p = merge(a, "--no-summary", "-o", out, sq)
+    check(p.returncode == 0, f"merge exits 0: {p.stderr}")
+
+    def samples(path):
+        with open(path, encoding="utf-8") as fh:
+            return [(e["name"], json.dumps(e["args"], sort_keys=True))
+                    for e in json.load(fh)["traceEvents"] if e.get("ph") == "C"]
+    want, got = samples(direct), samples(out)
+    check(len(want) > 0 and got == want, f"counter samples {got} == {want}")
+
+
 def nsys_like(src, dst):
     """A copy of our .sqlite reshaped as `nsys export` files differ from ours: strings renumbered
     and stored in another order, extra tables and columns, no nvtxpp metadata; and no PROCESSES
@@ -459,6 +479,7 @@ CASES = {
     "merge_gpu": case_merge_gpu,
     "merge_damaged": case_merge_damaged,
     "merge_usage": case_merge_usage,
+    "merge_counters": case_merge_counters,
     "merge_signal": case_merge_signal,
     "merge_mpirun": case_merge_mpirun,
 }
