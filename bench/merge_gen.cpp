@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   int const files = argc > 2 ? std::atoi(argv[2]) : 64;
   long long const ranges = argc > 3 ? std::atoll(argv[3]) : 1'000'000;
   std::vector<std::string> names;
+  names.reserve(30);
   for (int i = 0; i < 30; ++i) {
     names.push_back((i % 3 == 0 ? "solve step " : "exchange halo ") + std::to_string(i));
   }

@@ -110,7 +110,8 @@ for r in "${reports[@]}"; do
     stats "$work/$f.sqlite" "$r" >"$work/$f.$r.csv"
   done
 done
-check sums python3 - "$work" "${reports[@]}" <<'PY' 2>&1 | tee "$out/sums.txt"
+# (not through a pipe: check must run in this shell to record a failure)
+check sums python3 - "$work" "${reports[@]}" >"$out/sums.txt" 2>&1 <<'PY'
 import csv, io, sys
 work, reports = sys.argv[1], sys.argv[2:]
 # Per report: the columns that name a row and the columns that add up across inputs.
@@ -161,6 +162,7 @@ for rep in reports:
                     print(f"   {k}: merged {have.get(k)} inputs {want.get(k)}")
 sys.exit(1 if bad else 0)
 PY
+cat "$out/sums.txt"
 
 step "result"
 ls -la "$out"

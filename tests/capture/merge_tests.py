@@ -13,11 +13,13 @@ import io
 import json
 import os
 import shutil
+import signal
 import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -249,13 +251,35 @@ def case_merge_identity(a, tmp):
     check(p.returncode == 0 and "both say rank 1" in p.stderr, f"duplicate rank warned: {p.stderr}")
 
 
+def case_merge_counters(a, tmp):
+    """NVTX counters (GENERIC_EVENTS) reach the merged JSON: the samples the capture's own JSON
+    draws, by name and value, one time shift apart."""
+    sq = os.path.join(tmp, "c.sqlite")
+    capture(a, sq, rank=0, case="extensions")
+    direct = os.path.join(tmp, "direct.json")
+    p = run([a.capture, "--no-summary", "-o", direct, "--", a.app, "extensions"])
+    check(p.returncode == 0, f"capture to JSON: {p.stderr}")
+    out = os.path.join(tmp, "m.json")
+    p = merge(a, "--no-summary", "-o", out, sq)
+    check(p.returncode == 0, f"merge exits 0: {p.stderr}")
+
+    def samples(path):
+        with open(path, encoding="utf-8") as fh:
+            return [(e["name"], json.dumps(e["args"], sort_keys=True))
+                    for e in json.load(fh)["traceEvents"] if e.get("ph") == "C"]
+    want, got = samples(direct), samples(out)
+    check(len(want) > 0 and got == want, f"counter samples {got} == {want}")
+
+
 def nsys_like(src, dst):
     """A copy of our .sqlite reshaped as `nsys export` files differ from ours: strings renumbered
-    and stored in another order, extra tables and columns, no nvtxpp metadata."""
+    and stored in another order, extra tables and columns, no nvtxpp metadata; and no PROCESSES
+    table, so merge finds the process from the rows' ids."""
     shutil.copy(src, dst)
     c = sqlite3.connect(dst)
     c.executescript("""
         DELETE FROM META_DATA_CAPTURE WHERE name LIKE 'NVTXPP%';
+        DROP TABLE PROCESSES;
         CREATE TABLE OSRT_API (start INTEGER, end INTEGER, globalTid INTEGER, nameId INTEGER);
         INSERT INTO OSRT_API VALUES (1, 2, 3, 4);
         CREATE TABLE TARGET_INFO_SYSTEM_ENV (globalVid INTEGER, devStateName TEXT, name TEXT,
@@ -296,12 +320,13 @@ def case_merge_gpu(a, tmp):
     three times nsys's own figures; the cross-rank GPU projection table matches the inputs'."""
     r0 = convert_reference(a, tmp, "gpu.rank0.sqlite", 0)
     r1 = convert_reference(a, tmp, "gpu.rank1.sqlite", 1)
-    nsys = os.path.join(tmp, "report1.sqlite")
+    nsys = os.path.join(tmp, "report.2.sqlite")  # as nsys's -o report.%q{OMPI_COMM_WORLD_RANK}
     nsys_like(r0, nsys)
     out = os.path.join(tmp, "merged.sqlite")
     p = merge(a, "-o", out, "--csv", r0, r1, nsys)
     if not check(p.returncode == 0, f"merge exits 0: {p.stderr}"):
         return
+    check("rank 2 (from file name)" in p.stderr, f"report.2.sqlite is rank 2: {p.stderr}")
     with db(out) as c:
         for report, (want, sql) in ref.QUERIES.items():
             got = [tuple(r) for r in c.execute(sql)]
@@ -384,6 +409,29 @@ def case_merge_damaged(a, tmp):
     check(partials(tmp) == [], f"no partial files left: {partials(tmp)}")
 
 
+def case_merge_signal(a, tmp):
+    """SIGTERM while the output is being written: the partial file is removed, the process dies
+    of the signal. (150 inputs make the merge last about a second here; the kill waits for the
+    partial file to exist.)"""
+    good = capture(a, os.path.join(tmp, "good.sqlite"), rank=0)
+    inputs = []
+    for i in range(150):
+        inputs.append(os.path.join(tmp, f"in{i}.sqlite"))
+        shutil.copy(good, inputs[-1])
+    out = os.path.join(tmp, "out.sqlite")
+    p = subprocess.Popen([a.capture, "merge", "--no-summary", "-o", out] + inputs,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while not partials(tmp) and p.poll() is None:
+        time.sleep(0.002)  # polls until the merge has created its partial output
+    p.send_signal(signal.SIGTERM)
+    rc = p.wait(timeout=120)
+    if rc == 0:
+        print("note: the merge finished before SIGTERM reached it; nothing to check")
+        return
+    check(rc == -signal.SIGTERM, f"merge dies of SIGTERM, got {rc}")
+    check(partials(tmp) == [] and not os.path.exists(out), f"nothing left: {partials(tmp)}")
+
+
 def case_merge_usage(a, tmp):
     good = capture(a, os.path.join(tmp, "good.sqlite"), rank=0)
     for args, what in [([], "usage"), (["--bogus", good], "unknown option"),
@@ -442,6 +490,8 @@ CASES = {
     "merge_gpu": case_merge_gpu,
     "merge_damaged": case_merge_damaged,
     "merge_usage": case_merge_usage,
+    "merge_counters": case_merge_counters,
+    "merge_signal": case_merge_signal,
     "merge_mpirun": case_merge_mpirun,
 }
 

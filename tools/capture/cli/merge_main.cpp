@@ -15,11 +15,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,7 +40,8 @@ constexpr char usage[] =
     "Every input becomes its own process(es), named by rank, host and pid; every input's\n"
     "times are put on one clock through its wall-clock anchor (its session start time).\n"
     "The rank is the one the capture recorded (OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or\n"
-    "SLURM_PROCID), else rankN in the file name (trace.rank3.sqlite), else the input's position.\n"
+    "SLURM_PROCID), else rankN in the file name (trace.rank3.sqlite) or a number before its\n"
+    "extension (report.3.sqlite), else the input's position.\n"
     "\n"
     "options:\n"
     "  -o, --output OUT    merged trace (default: nvtxpp-merged.json); .sqlite writes an SQLite\n"
@@ -51,7 +54,7 @@ constexpr char usage[] =
     "exit status: 0 done; 2 bad usage or an input that cannot be merged (not SQLite, truncated,\n"
     "damaged, not in the export layout: named on stderr); 3 the output could not be written.\n"
     "The output appears only when complete (written beside it under a temporary name, then\n"
-    "renamed); on failure nothing is left behind.\n";
+    "renamed); on failure, or SIGINT/SIGTERM/SIGHUP, nothing is left behind.\n";
 
 bool ends_with(std::string const& s, std::string const& suffix) {
   return s.size() >= suffix.size() &&
@@ -85,69 +88,236 @@ std::string temp_beside(std::string const& out) {
   return templ;
 }
 
+// The partial output, for the signal handler: a signal that ends the merge (Ctrl-C, SIGTERM,
+// SIGHUP) removes it before the process dies of that signal.
+char g_partial[PATH_MAX + 16];
+
+void on_fatal_signal(int sig) {
+  if (g_partial[0] != '\0') {
+    ::unlink(g_partial);
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void guard_partial(std::string const& path) {
+  std::snprintf(g_partial, sizeof g_partial, "%s", path.c_str());
+  struct sigaction sa {};
+  sa.sa_handler = &on_fatal_signal;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    ::sigaction(sig, &sa, nullptr);
+  }
+}
+
+void block_fatal_signals(bool block) {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    sigaddset(&set, sig);
+  }
+  ::sigprocmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, nullptr);
+}
+
+void unguard_partial() {
+  block_fatal_signals(true);
+  g_partial[0] = '\0';
+  block_fatal_signals(false);
+}
+
 void remove_partial(std::string const& path) {
   for (char const* suffix : {"", "-journal", "-wal", "-shm"}) {
     ::unlink((path + suffix).c_str());
   }
 }
 
-}  // namespace
-
-int merge_main(int argc, char** argv) {
+/// The command line, parsed.
+struct merge_args {
   std::string output = "nvtxpp-merged.json";
   bool trace = true;
   bool summary = true;
   summary_options sopt;
   std::vector<std::string> files;
+};
+
+/// Parses the command line; a status to exit with when there is nothing to merge (bad usage,
+/// --help).
+std::optional<int> parse(int argc, char** argv, merge_args& m) {
   for (int i = 1; i < argc; ++i) {
     std::string const a = argv[i];
     if (a == "--") {
-      files.insert(files.end(), argv + i + 1, argv + argc);
+      m.files.insert(m.files.end(), argv + i + 1, argv + argc);
       break;
     }
     if (a == "-o" || a == "--output") {
       if (i + 1 >= argc) {
         return bad_usage("-o needs a value (see --help)");
       }
-      output = argv[++i];
+      m.output = argv[++i];
     } else if (a.rfind("--output=", 0) == 0) {
-      output = a.substr(9);
+      m.output = a.substr(9);
     } else if (a == "--summary-only") {
-      trace = false;
+      m.trace = false;
     } else if (a == "--no-summary") {
-      summary = false;
+      m.summary = false;
     } else if (a == "--csv") {
-      sopt.csv = true;
+      m.sopt.csv = true;
     } else if (a == "-h" || a == "--help") {
       std::fputs(usage, stdout);
       return 0;
     } else if (!a.empty() && a[0] == '-') {
       return bad_usage("unknown option " + a + " (see --help)");
     } else {
-      files.push_back(a);
+      m.files.push_back(a);
     }
   }
-  if (!trace && !summary) {
+  if (!m.trace && !m.summary) {
     return bad_usage("--summary-only and --no-summary together leave nothing to do");
   }
-  if (files.empty()) {
+  if (m.files.empty()) {
     std::fputs(usage, stderr);
     return 2;
   }
-  if (output.empty()) {
+  if (m.output.empty()) {
     return bad_usage("-o needs a file name");
   }
+  return std::nullopt;
+}
 
-  // Every input is checked before anything is written.
+/// Checks every input before anything is written. @throws input_error
+std::vector<merge_input> inspect_all(merge_args const& m) {
   std::vector<merge_input> inputs;
-  std::string const out_real = trace ? real(output) : std::string{};
-  try {
-    for (std::size_t i = 0; i < files.size(); ++i) {
-      if (!out_real.empty() && real(files[i]) == out_real) {
-        return bad_usage(files[i] + ": is also the output (-o)");
-      }
-      inputs.push_back(inspect_input(files[i], i));
+  std::string const out_real = m.trace ? real(m.output) : std::string{};
+  for (std::size_t i = 0; i < m.files.size(); ++i) {
+    if (!out_real.empty() && real(m.files[i]) == out_real) {
+      throw input_error(m.files[i] + ": is also the output (-o)");
     }
+    inputs.push_back(inspect_input(m.files[i], i));
+  }
+  return inputs;
+}
+
+/// Reads the inputs, writes the trace (if wanted) under a partial name and renames it.
+class merge_run {
+ public:
+  merge_run(merge_args const& m, std::vector<merge_input> const& inputs, std::int64_t anchor)
+      : m_{m}, inputs_{inputs}, anchor_{anchor} {}
+
+  /// @throws input_error, output_error (the partial file is then removed)
+  void run() {
+    try {
+      if (!m_.trace) {
+        per_input(nullptr);
+        return;
+      }
+      block_fatal_signals(true);  // no window in which the file exists and is not guarded
+      try {
+        partial_ = temp_beside(m_.output);
+      } catch (...) {
+        block_fatal_signals(false);
+        throw;
+      }
+      guard_partial(partial_);
+      block_fatal_signals(false);
+      if (ends_with(m_.output, ".sqlite")) {
+        write_merged_sqlite(partial_, inputs_, anchor_);
+        per_input(nullptr);  // the summary when wanted, else counts only
+      } else {
+        json_sink json{partial_, 0};
+        for (auto const& in : inputs_) {  // viewers list the processes by rank
+          for (auto const& p : in.processes) {
+            json.process_sort_index(p.new_pid, in.rank);
+          }
+        }
+        per_input(&json);
+        json.finish();
+      }
+      if (::rename(partial_.c_str(), m_.output.c_str()) != 0) {
+        throw output_error("cannot rename " + partial_ + " to " + m_.output + ": " +
+                           std::strerror(errno));
+      }
+      unguard_partial();
+    } catch (...) {
+      if (!partial_.empty()) {
+        remove_partial(partial_);
+      }
+      throw;
+    }
+  }
+
+  /// Says on stderr where each input went and what was written; prints the summary.
+  void report() const {
+    for (auto const& in : inputs_) {
+      std::fprintf(stderr, "nvtxpp-capture merge: rank %ld (from %s) host %s: %s, clock %+.3f ms\n",
+                   in.rank, in.rank_source.c_str(), in.host.empty() ? "unknown" : in.host.c_str(),
+                   in.path.c_str(), static_cast<double>(in.shift_ns) / 1e6);
+    }
+    if (m_.trace) {
+      std::string gpu;
+      if (all_.gpu_ops != 0 || all_.api_calls != 0) {
+        gpu =
+            fmt::format(", {} GPU operation(s), {} CUDA API call(s)", all_.gpu_ops, all_.api_calls);
+      }
+      if (all_.counter_samples != 0) {
+        gpu += fmt::format(", {} counter sample(s)", all_.counter_samples);
+      }
+      std::fprintf(stderr,
+                   "nvtxpp-capture merge: %llu range(s), %llu instant event(s)%s from %zu "
+                   "process(es) of %zu input(s) written to %s\n",
+                   static_cast<unsigned long long>(all_.ranges),
+                   static_cast<unsigned long long>(all_.marks), gpu.c_str(), all_.processes,
+                   inputs_.size(), m_.output.c_str());
+    }
+    if (m_.summary) {
+      std::fflush(stderr);
+      ranks_.print(stdout, m_.sopt);
+    }
+  }
+
+ private:
+  // Every input through `extra` (the JSON writer, or none) and a summary of its own.
+  void per_input(trace_sink* extra) {
+    for (auto const& in : inputs_) {
+      summary_sink s;
+      std::vector<trace_sink*> sinks;
+      if (extra != nullptr) {
+        sinks.push_back(extra);
+      }
+      if (m_.summary) {
+        sinks.push_back(&s);
+      }
+      // Only the JSON writer needs ranges thread by thread in time order (nesting depth).
+      auto const t =
+          sinks.empty() ? count_sqlite_input(in) : read_sqlite_input(in, sinks, extra != nullptr);
+      all_.processes += t.processes;
+      all_.ranges += t.ranges;
+      all_.marks += t.marks;
+      all_.gpu_ops += t.gpu_ops;
+      all_.api_calls += t.api_calls;
+      all_.counter_samples += t.counter_samples;
+      if (m_.summary) {
+        ranks_.add(in.rank, s);
+      }
+    }
+  }
+
+  merge_args const& m_;
+  std::vector<merge_input> const& inputs_;
+  std::int64_t anchor_;
+  std::string partial_;
+  cross_rank_summary ranks_;
+  read_totals all_;
+};
+
+}  // namespace
+
+int merge_main(int argc, char** argv) {
+  merge_args m;
+  if (auto const status = parse(argc, argv, m)) {
+    return *status;
+  }
+  std::vector<merge_input> inputs;
+  try {
+    inputs = inspect_all(m);
   } catch (input_error const& e) {
     return bad_usage(e.what());
   }
@@ -159,96 +329,17 @@ int merge_main(int argc, char** argv) {
                    it->second->c_str(), in.path.c_str(), in.rank);
     }
   }
-
-  cross_rank_summary ranks;
-  read_totals all;
-  std::string partial;
+  merge_run run{m, inputs, anchor};
   try {
-    auto per_input = [&](trace_sink* extra) {
-      for (auto const& in : inputs) {
-        summary_sink s;
-        std::vector<trace_sink*> sinks;
-        if (extra != nullptr) {
-          sinks.push_back(extra);
-        }
-        if (summary) {
-          sinks.push_back(&s);
-        }
-        // Only the JSON writer needs ranges thread by thread in time order (nesting depth).
-        auto const t =
-            sinks.empty() ? count_sqlite_input(in) : read_sqlite_input(in, sinks, extra != nullptr);
-        all.processes += t.processes;
-        all.ranges += t.ranges;
-        all.marks += t.marks;
-        all.gpu_ops += t.gpu_ops;
-        all.api_calls += t.api_calls;
-        all.counter_samples += t.counter_samples;
-        if (summary) {
-          ranks.add(in.rank, s);
-        }
-      }
-    };
-    if (!trace) {
-      per_input(nullptr);
-    } else {
-      partial = temp_beside(output);
-      if (ends_with(output, ".sqlite")) {
-        write_merged_sqlite(partial, inputs, anchor);
-        per_input(nullptr);  // the summary when wanted, else counts only
-      } else {
-        json_sink json{partial, 0};
-        for (auto const& in : inputs) {  // viewers list the processes by rank
-          for (auto const& p : in.processes) {
-            json.process_sort_index(p.new_pid, in.rank);
-          }
-        }
-        per_input(&json);
-        json.finish();
-      }
-      if (::rename(partial.c_str(), output.c_str()) != 0) {
-        throw output_error("cannot rename " + partial + " to " + output + ": " +
-                           std::strerror(errno));
-      }
-      partial.clear();
-    }
+    run.run();
   } catch (input_error const& e) {
-    if (!partial.empty()) {
-      remove_partial(partial);
-    }
     std::fprintf(stderr, "nvtxpp-capture merge: %s; nothing written\n", e.what());
     return 2;
   } catch (std::exception const& e) {
-    if (!partial.empty()) {
-      remove_partial(partial);
-    }
     std::fprintf(stderr, "nvtxpp-capture merge: %s; nothing written\n", e.what());
     return 3;
   }
-
-  for (auto const& in : inputs) {
-    std::fprintf(stderr, "nvtxpp-capture merge: rank %ld (from %s) host %s: %s, clock %+.3f ms\n",
-                 in.rank, in.rank_source.c_str(), in.host.empty() ? "unknown" : in.host.c_str(),
-                 in.path.c_str(), static_cast<double>(in.shift_ns) / 1e6);
-  }
-  if (trace) {
-    std::string gpu;
-    if (all.gpu_ops != 0 || all.api_calls != 0) {
-      gpu = fmt::format(", {} GPU operation(s), {} CUDA API call(s)", all.gpu_ops, all.api_calls);
-    }
-    if (all.counter_samples != 0) {
-      gpu += fmt::format(", {} counter sample(s)", all.counter_samples);
-    }
-    std::fprintf(stderr,
-                 "nvtxpp-capture merge: %llu range(s), %llu instant event(s)%s from %zu "
-                 "process(es) of %zu input(s) written to %s\n",
-                 static_cast<unsigned long long>(all.ranges),
-                 static_cast<unsigned long long>(all.marks), gpu.c_str(), all.processes,
-                 inputs.size(), output.c_str());
-  }
-  if (summary) {
-    std::fflush(stderr);
-    ranks.print(stdout, sopt);
-  }
+  run.report();
   return 0;
 }
 

@@ -137,7 +137,7 @@ std::string column_expr(std::string const& c, offsets const& o) {
   static std::set<std::string> const strings = {
       "textId",     "nameId",      "demangledName",     "shortName",    "mangledName",
       "jsonTextId", "fieldNameId", "etwProviderNameId", "etwTaskNameId"};
-  std::string const q = "\"" + c + "\"";
+  std::string q = "\"" + c + "\"";
   if (times.count(c) != 0) {
     return fmt::format("{} + {}", q, o.shift);
   }
@@ -193,101 +193,126 @@ std::int64_t max_of(output_db& out, char const* schema, std::string const& table
 
 }  // namespace
 
-void write_merged_sqlite(std::string const& path, std::vector<merge_input> const& inputs,
-                         std::int64_t anchor_utc_ns) {
-  {
-    // The schema, the enum rows and the session start, as every capture has them.
-    sqlite_writer::options opts;
-    if (char const* v = std::getenv("NVTXPP_CAPTURE_FAIL_WRITE_AFTER"); v != nullptr && *v != 0) {
-      opts.fail_write_after = std::strtoull(v, nullptr, 10);  // the writers' disk-full test hook
-    }
-    sqlite_writer w{path, opts};
-    w.session_start(anchor_utc_ns);
-    w.capture_meta("NVTXPP_MERGED_INPUTS", std::to_string(inputs.size()));
-    for (auto const& in : inputs) {
-      w.capture_meta(
-          "NVTXPP_MERGE_INPUT",
-          fmt::format("rank={} source={} host={} anchorUtcNs={} shiftNs={} file={}", in.rank,
-                      in.rank_source, in.host, in.anchor_utc_ns, in.shift_ns, in.path));
-    }
-    w.finish();
+namespace {
+
+/// The schema, the enum rows and the session start, as every capture has them.
+void create_output(std::string const& path, std::vector<merge_input> const& inputs,
+                   std::int64_t anchor_utc_ns) {
+  sqlite_writer::options opts;
+  if (char const* v = std::getenv("NVTXPP_CAPTURE_FAIL_WRITE_AFTER"); v != nullptr && *v != 0) {
+    opts.fail_write_after = std::strtoull(v, nullptr, 10);  // the writers' disk-full test hook
   }
-  output_db out{path};
-  pid_map map;
-  for (auto [name, fn] : {std::pair{"nvtxpp_gid", &sql_gid}, std::pair{"nvtxpp_pid", &sql_pid}}) {
-    if (sqlite3_create_function(out.get(), name, 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, &map, fn,
-                                nullptr, nullptr) != SQLITE_OK) {
-      throw output_error(path + ": " + sqlite3_errmsg(out.get()));
-    }
+  sqlite_writer w{path, opts};
+  w.session_start(anchor_utc_ns);
+  w.capture_meta("NVTXPP_MERGED_INPUTS", std::to_string(inputs.size()));
+  for (auto const& in : inputs) {
+    w.capture_meta(
+        "NVTXPP_MERGE_INPUT",
+        fmt::format("rank={} source={} host={} anchorUtcNs={} shiftNs={} file={}", in.rank,
+                    in.rank_source, in.host, in.anchor_utc_ns, in.shift_ns, in.path));
   }
-  out.exec("CREATE UNIQUE INDEX main.nvtxpp_merge_value ON StringIds(value)");
-  auto const tables = copied_tables(out, path);
-  std::unordered_map<std::string, std::vector<std::string>> out_columns;
-  for (auto const& t : tables) {
-    out_columns[t] = table_columns(out.get(), path, t);
+  w.finish();
+}
+
+/// Copies inputs, one at a time, into the output.
+class merger {
+ public:
+  explicit merger(std::string const& path) : out_{path} {
+    for (auto [name, fn] : {std::pair{"nvtxpp_gid", &sql_gid}, std::pair{"nvtxpp_pid", &sql_pid}}) {
+      if (sqlite3_create_function(out_.get(), name, 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, &map_,
+                                  fn, nullptr, nullptr) != SQLITE_OK) {
+        throw output_error(path + ": " + sqlite3_errmsg(out_.get()));
+      }
+    }
+    out_.exec("CREATE UNIQUE INDEX main.nvtxpp_merge_value ON StringIds(value)");
+    tables_ = copied_tables(out_, path);
+    for (auto const& t : tables_) {
+      columns_[t] = table_columns(out_.get(), path, t);
+    }
   }
 
-  offsets next;
-  for (auto const& in : inputs) {
-    map.pids.clear();
+  void add(merge_input const& in) {
+    map_.pids.clear();
     for (auto const& p : in.processes) {
-      map.pids[p.pid] = p.new_pid;
+      map_.pids[p.pid] = p.new_pid;
     }
-    out.reading(&in.path);
+    out_.reading(&in.path);
+    attach(in);
+    out_.exec("BEGIN");  // one transaction per input: SQLite detaches only outside one
+    offsets const o = offsets_of(in);
+    copy_strings();
+    copy_tables(in, o);
+    out_.reading(nullptr);
+    add_processes(in);
+    out_.exec("COMMIT");
+    out_.exec("DETACH DATABASE src");
+  }
+
+  void finish() { out_.exec("DROP INDEX main.nvtxpp_merge_value"); }
+
+ private:
+  void attach(merge_input const& in) {
     sqlite3_stmt* attach = nullptr;
-    sqlite3_prepare_v2(out.get(), "ATTACH DATABASE ? AS src", -1, &attach, nullptr);
+    sqlite3_prepare_v2(out_.get(), "ATTACH DATABASE ? AS src", -1, &attach, nullptr);
     sqlite3_bind_text(attach, 1, in.path.c_str(), -1, SQLITE_TRANSIENT);
     int const rc = sqlite3_step(attach);
     sqlite3_finalize(attach);
     if (rc != SQLITE_DONE) {
-      out.fail(rc, sqlite3_errmsg(out.get()));
+      out_.fail(rc, sqlite3_errmsg(out_.get()));
     }
+  }
 
-    out.exec("BEGIN");  // one transaction per input: SQLite detaches only outside one
-    // This input's ids go past the previous inputs' (from the inputs' maxima: a maximum over
-    // the growing output would make the merge quadratic).
-    offsets o = next;
+  // This input's ids go past the previous inputs' (from the inputs' maxima: a maximum over the
+  // growing output would make the merge quadratic).
+  offsets offsets_of(merge_input const& in) {
+    offsets o = next_;
     o.shift = in.shift_ns;
     std::int64_t max_corr = 0;
     std::int64_t max_domain = 0;
-    for (auto const& t : tables) {
-      if (!has_table(out.get(), in.path, t, "src")) {
+    for (auto const& t : tables_) {
+      if (!has_table(out_.get(), in.path, t, "src")) {
         continue;
       }
-      auto const cols = table_columns(out.get(), in.path, t, "src");
-      if (contains(out_columns[t], "correlationId") && contains(cols, "correlationId")) {
-        max_corr = std::max(max_corr, max_of(out, "src", t, "correlationId"));
+      auto const cols = table_columns(out_.get(), in.path, t, "src");
+      if (contains(columns_[t], "correlationId") && contains(cols, "correlationId")) {
+        max_corr = std::max(max_corr, max_of(out_, "src", t, "correlationId"));
       }
-      if (contains(out_columns[t], "domainId") && contains(cols, "domainId")) {
-        max_domain = std::max(max_domain, max_of(out, "src", t, "domainId"));
+      if (contains(columns_[t], "domainId") && contains(cols, "domainId")) {
+        max_domain = std::max(max_domain, max_of(out_, "src", t, "domainId"));
       }
     }
     auto src_max = [&](char const* table, char const* column) {
-      return has_table(out.get(), in.path, table, "src") ? max_of(out, "src", table, column) : 0;
+      return has_table(out_.get(), in.path, table, "src") ? max_of(out_, "src", table, column) : 0;
     };
-    next.correlation = o.correlation + max_corr;
-    next.domain = o.domain + max_domain;
-    next.source = o.source + src_max("GENERIC_EVENT_SOURCES", "sourceId") + 1;
-    next.type = o.type + src_max("GENERIC_EVENT_TYPES", "typeId") + 1;
-    next.generic_event = o.generic_event + src_max("GENERIC_EVENTS", "genericEventId") + 1;
+    next_.correlation = o.correlation + max_corr;
+    next_.domain = o.domain + max_domain;
+    next_.source = o.source + src_max("GENERIC_EVENT_SOURCES", "sourceId") + 1;
+    next_.type = o.type + src_max("GENERIC_EVENT_TYPES", "typeId") + 1;
+    next_.generic_event = o.generic_event + src_max("GENERIC_EVENTS", "genericEventId") + 1;
+    return o;
+  }
 
-    // Strings: one row per distinct value in the output; the input's ids mapped to it.
-    out.exec(
+  // Strings: one row per distinct value in the output; the input's ids mapped to it.
+  void copy_strings() {
+    out_.exec(
         "INSERT OR IGNORE INTO main.StringIds (value) SELECT value FROM src.StringIds "
         "WHERE value IS NOT NULL");
-    out.exec("CREATE TEMP TABLE nvtxpp_smap (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)");
-    out.exec(
+    out_.exec("CREATE TEMP TABLE nvtxpp_smap (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)");
+    out_.exec(
         "INSERT INTO temp.nvtxpp_smap SELECT s.id, m.id FROM src.StringIds AS s JOIN "
         "main.StringIds AS m ON m.value = s.value");
+  }
 
-    for (auto const& t : tables) {
-      if (!has_table(out.get(), in.path, t, "src")) {
+  // Every table both have, by the columns both have.
+  void copy_tables(merge_input const& in, offsets const& o) {
+    for (auto const& t : tables_) {
+      if (!has_table(out_.get(), in.path, t, "src")) {
         continue;
       }
-      auto const src_cols = table_columns(out.get(), in.path, t, "src");
+      auto const src_cols = table_columns(out_.get(), in.path, t, "src");
       std::string cols;
       std::string exprs;
-      for (auto const& c : out_columns[t]) {
+      for (auto const& c : columns_[t]) {
         if (!contains(src_cols, c)) {
           continue;
         }
@@ -295,30 +320,47 @@ void write_merged_sqlite(std::string const& path, std::vector<merge_input> const
         exprs += (exprs.empty() ? "" : ", ") + column_expr(c, o);
       }
       if (!cols.empty()) {
-        out.exec(fmt::format("INSERT INTO main.\"{}\" ({}) SELECT {} FROM src.\"{}\"", t, cols,
-                             exprs, t));
+        out_.exec(fmt::format("INSERT INTO main.\"{}\" ({}) SELECT {} FROM src.\"{}\"", t, cols,
+                              exprs, t));
       }
     }
-    out.exec("DROP TABLE temp.nvtxpp_smap");
-    out.reading(nullptr);
+    out_.exec("DROP TABLE temp.nvtxpp_smap");
+  }
 
+  void add_processes(merge_input const& in) {
     for (auto const& p : in.processes) {
       sqlite3_stmt* ins = nullptr;
-      sqlite3_prepare_v2(out.get(), "INSERT INTO PROCESSES (globalPid, pid, name) VALUES (?, ?, ?)",
-                         -1, &ins, nullptr);
+      sqlite3_prepare_v2(out_.get(),
+                         "INSERT INTO PROCESSES (globalPid, pid, name) VALUES (?, ?, ?)", -1, &ins,
+                         nullptr);
       sqlite3_bind_int64(ins, 1, nsys_global_pid(p.new_pid));
       sqlite3_bind_int64(ins, 2, p.new_pid);
       sqlite3_bind_text(ins, 3, p.label.c_str(), -1, SQLITE_TRANSIENT);
       int const r = sqlite3_step(ins);
       sqlite3_finalize(ins);
       if (r != SQLITE_DONE) {
-        out.fail(r, sqlite3_errmsg(out.get()));
+        out_.fail(r, sqlite3_errmsg(out_.get()));
       }
     }
-    out.exec("COMMIT");
-    out.exec("DETACH DATABASE src");
   }
-  out.exec("DROP INDEX main.nvtxpp_merge_value");
+
+  output_db out_;
+  pid_map map_;
+  std::vector<std::string> tables_;
+  std::unordered_map<std::string, std::vector<std::string>> columns_;
+  offsets next_;
+};
+
+}  // namespace
+
+void write_merged_sqlite(std::string const& path, std::vector<merge_input> const& inputs,
+                         std::int64_t anchor_utc_ns) {
+  create_output(path, inputs, anchor_utc_ns);
+  merger m{path};
+  for (auto const& in : inputs) {
+    m.add(in);
+  }
+  m.finish();
 }
 
 }  // namespace nvtxpp::capture

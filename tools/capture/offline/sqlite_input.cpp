@@ -57,7 +57,9 @@ void check_header(std::string const& path) {
   }
 }
 
-/// `rankN` in the file's base name (trace.rank3.sqlite, rank3.sqlite, run_rank12.sqlite): N.
+/// `rankN` in the file's base name (trace.rank3.sqlite, rank3.sqlite, run_rank12.sqlite): N;
+/// else a number just before the extension (report.3.sqlite, as nsys's
+/// `-o report.%q{OMPI_COMM_WORLD_RANK}` names them): that number.
 long rank_from_name(std::string const& path) {
   std::string const base = path.substr(path.find_last_of('/') + 1);
   for (std::size_t at = base.find("rank"); at != std::string::npos;
@@ -73,6 +75,13 @@ long rank_from_name(std::string const& path) {
         (e == base.size() || base[e] == '.' || base[e] == '_' || base[e] == '-')) {
       return std::stol(base.substr(d, e - d));
     }
+  }
+  std::size_t const ext = base.rfind('.');
+  std::size_t const dot =
+      ext == std::string::npos || ext == 0 ? std::string::npos : base.rfind('.', ext - 1);
+  if (dot != std::string::npos && ext - dot > 1 && ext - dot <= 10 &&
+      base.find_first_not_of("0123456789", dot + 1) == ext) {
+    return std::stol(base.substr(dot + 1, ext - dot - 1));
   }
   return -1;
 }

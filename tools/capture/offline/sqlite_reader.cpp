@@ -135,148 +135,175 @@ class process_reader {
     }
   }
 
+  // GPU records, table by table, each in time order.
   void gpu() {
-    char const* const pid_of = "((globalPid >> 24) & 16777215) = ?1";
-    if (has("CUPTI_ACTIVITY_KIND_KERNEL")) {
-      auto q = query(fmt::format(
-          "SELECT start, end, deviceId, contextId, streamId, correlationId, "
-          "coalesce(d.value, ''), coalesce(m.value, ''), gridX, gridY, gridZ, blockX, blockY, "
-          "blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory, "
-          "localMemoryPerThread, localMemoryTotal, gridId, coalesce(sharedMemoryExecuted, 0), "
-          "coalesce(launchType, 0), coalesce(cacheConfig, 0) "
-          "FROM CUPTI_ACTIVITY_KIND_KERNEL AS k LEFT JOIN StringIds AS d ON d.id = "
-          "k.demangledName LEFT JOIN StringIds AS m ON m.id = k.mangledName WHERE {} "
-          "ORDER BY start",
-          pid_of));
-      while (q.next()) {
-        kernel_info k;
-        k.pid = p_.new_pid;
-        std::memset(&k.raw, 0, sizeof k.raw);
-        k.raw.start = t(q.i64(0));
-        k.raw.end = t(q.i64(1));
-        k.raw.device = narrow<std::uint32_t>(q.i64(2));
-        k.raw.context = narrow<std::uint32_t>(q.i64(3));
-        k.raw.stream = narrow<std::uint32_t>(q.i64(4));
-        k.raw.correlation = narrow<std::uint32_t>(q.i64(5));
-        k.demangled = q.text(6);
-        k.name = q.text(7).empty() ? k.demangled : q.text(7);
-        for (int i = 0; i < 3; ++i) {
-          k.raw.grid[i] = narrow<std::int32_t>(q.i64(8 + i));
-          k.raw.block[i] = narrow<std::int32_t>(q.i64(11 + i));
-        }
-        k.raw.registers_per_thread = narrow<std::uint32_t>(q.i64(14));
-        k.raw.static_shared = narrow<std::int32_t>(q.i64(15));
-        k.raw.dynamic_shared = narrow<std::int32_t>(q.i64(16));
-        k.raw.local_per_thread = narrow<std::uint32_t>(q.i64(17));
-        k.raw.local_total = narrow<std::uint64_t>(q.i64(18));
-        k.raw.grid_id = narrow<std::uint64_t>(q.i64(19));
-        k.raw.shared_executed = narrow<std::uint32_t>(q.i64(20));
-        auto const launch = q.i64(21);  // ENUM_CUDA_KERNEL_LAUNCH_TYPE: CUPTI's + 1
-        k.raw.launch_type = launch >= 1 && launch <= 3 ? narrow<std::uint8_t>(launch - 1) : 0;
-        k.raw.cache_config = narrow<std::uint8_t>(q.i64(22));
-        stream(k.raw.device, k.raw.context, k.raw.stream);
-        ++totals_.gpu_ops;
-        for (auto* s : sinks_) {
-          s->on_kernel(k);
-        }
+    kernels();
+    memcpys();
+    memsets();
+    syncs();
+    api_calls();
+  }
+
+  static constexpr char const* pid_of = "((globalPid >> 24) & 16777215) = ?1";
+
+  void kernels() {
+    if (!has("CUPTI_ACTIVITY_KIND_KERNEL")) {
+      return;
+    }
+    auto q = query(fmt::format(
+        "SELECT start, end, deviceId, contextId, streamId, correlationId, "
+        "coalesce(d.value, ''), coalesce(m.value, ''), gridX, gridY, gridZ, blockX, blockY, "
+        "blockZ, registersPerThread, staticSharedMemory, dynamicSharedMemory, "
+        "localMemoryPerThread, localMemoryTotal, gridId, coalesce(sharedMemoryExecuted, 0), "
+        "coalesce(launchType, 0), coalesce(cacheConfig, 0) "
+        "FROM CUPTI_ACTIVITY_KIND_KERNEL AS k LEFT JOIN StringIds AS d ON d.id = "
+        "k.demangledName LEFT JOIN StringIds AS m ON m.id = k.mangledName WHERE {} "
+        "ORDER BY start",
+        pid_of));
+    while (q.next()) {
+      kernel_info k;
+      k.pid = p_.new_pid;
+      std::memset(&k.raw, 0, sizeof k.raw);
+      k.raw.start = t(q.i64(0));
+      k.raw.end = t(q.i64(1));
+      k.raw.device = narrow<std::uint32_t>(q.i64(2));
+      k.raw.context = narrow<std::uint32_t>(q.i64(3));
+      k.raw.stream = narrow<std::uint32_t>(q.i64(4));
+      k.raw.correlation = narrow<std::uint32_t>(q.i64(5));
+      k.demangled = q.text(6);
+      k.name = q.text(7).empty() ? k.demangled : q.text(7);
+      for (int i = 0; i < 3; ++i) {
+        k.raw.grid[i] = narrow<std::int32_t>(q.i64(8 + i));
+        k.raw.block[i] = narrow<std::int32_t>(q.i64(11 + i));
+      }
+      k.raw.registers_per_thread = narrow<std::uint32_t>(q.i64(14));
+      k.raw.static_shared = narrow<std::int32_t>(q.i64(15));
+      k.raw.dynamic_shared = narrow<std::int32_t>(q.i64(16));
+      k.raw.local_per_thread = narrow<std::uint32_t>(q.i64(17));
+      k.raw.local_total = narrow<std::uint64_t>(q.i64(18));
+      k.raw.grid_id = narrow<std::uint64_t>(q.i64(19));
+      k.raw.shared_executed = narrow<std::uint32_t>(q.i64(20));
+      auto const launch = q.i64(21);  // ENUM_CUDA_KERNEL_LAUNCH_TYPE: CUPTI's + 1
+      k.raw.launch_type = launch >= 1 && launch <= 3 ? narrow<std::uint8_t>(launch - 1) : 0;
+      k.raw.cache_config = narrow<std::uint8_t>(q.i64(22));
+      stream(k.raw.device, k.raw.context, k.raw.stream);
+      ++totals_.gpu_ops;
+      for (auto* s : sinks_) {
+        s->on_kernel(k);
       }
     }
-    if (has("CUPTI_ACTIVITY_KIND_MEMCPY")) {
-      auto q = query(fmt::format(
-          "SELECT start, end, deviceId, contextId, streamId, correlationId, bytes, copyKind, "
-          "coalesce(srcKind, 7), coalesce(dstKind, 7) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE {} "
-          "ORDER BY start",
-          pid_of));
-      while (q.next()) {
-        memcpy_info m;
-        m.pid = p_.new_pid;
-        std::memset(&m.raw, 0, sizeof m.raw);
-        m.raw.start = t(q.i64(0));
-        m.raw.end = t(q.i64(1));
-        m.raw.device = narrow<std::uint32_t>(q.i64(2));
-        m.raw.context = narrow<std::uint32_t>(q.i64(3));
-        m.raw.stream = narrow<std::uint32_t>(q.i64(4));
-        m.raw.correlation = narrow<std::uint32_t>(q.i64(5));
-        m.raw.bytes = narrow<std::uint64_t>(q.i64(6));
-        m.raw.copy_kind = narrow<std::uint8_t>(q.i64(7));  // CUPTI's ids are nsys's
-        m.raw.src_kind = cupti_mem_kind(q.i64(8));
-        m.raw.dst_kind = cupti_mem_kind(q.i64(9));
-        stream(m.raw.device, m.raw.context, m.raw.stream);
-        ++totals_.gpu_ops;
-        for (auto* s : sinks_) {
-          s->on_memcpy(m);
-        }
+  }
+
+  void memcpys() {
+    if (!has("CUPTI_ACTIVITY_KIND_MEMCPY")) {
+      return;
+    }
+    auto q = query(fmt::format(
+        "SELECT start, end, deviceId, contextId, streamId, correlationId, bytes, copyKind, "
+        "coalesce(srcKind, 7), coalesce(dstKind, 7) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE {} "
+        "ORDER BY start",
+        pid_of));
+    while (q.next()) {
+      memcpy_info m;
+      m.pid = p_.new_pid;
+      std::memset(&m.raw, 0, sizeof m.raw);
+      m.raw.start = t(q.i64(0));
+      m.raw.end = t(q.i64(1));
+      m.raw.device = narrow<std::uint32_t>(q.i64(2));
+      m.raw.context = narrow<std::uint32_t>(q.i64(3));
+      m.raw.stream = narrow<std::uint32_t>(q.i64(4));
+      m.raw.correlation = narrow<std::uint32_t>(q.i64(5));
+      m.raw.bytes = narrow<std::uint64_t>(q.i64(6));
+      m.raw.copy_kind = narrow<std::uint8_t>(q.i64(7));  // CUPTI's ids are nsys's
+      m.raw.src_kind = cupti_mem_kind(q.i64(8));
+      m.raw.dst_kind = cupti_mem_kind(q.i64(9));
+      stream(m.raw.device, m.raw.context, m.raw.stream);
+      ++totals_.gpu_ops;
+      for (auto* s : sinks_) {
+        s->on_memcpy(m);
       }
     }
-    if (has("CUPTI_ACTIVITY_KIND_MEMSET")) {
-      auto q = query(fmt::format(
-          "SELECT start, end, deviceId, contextId, streamId, correlationId, bytes, value, "
-          "coalesce(memKind, 7) FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE {} ORDER BY start",
-          pid_of));
-      while (q.next()) {
-        memset_info m;
-        m.pid = p_.new_pid;
-        std::memset(&m.raw, 0, sizeof m.raw);
-        m.raw.start = t(q.i64(0));
-        m.raw.end = t(q.i64(1));
-        m.raw.device = narrow<std::uint32_t>(q.i64(2));
-        m.raw.context = narrow<std::uint32_t>(q.i64(3));
-        m.raw.stream = narrow<std::uint32_t>(q.i64(4));
-        m.raw.correlation = narrow<std::uint32_t>(q.i64(5));
-        m.raw.bytes = narrow<std::uint64_t>(q.i64(6));
-        m.raw.value = narrow<std::uint32_t>(q.i64(7));
-        m.raw.mem_kind = cupti_mem_kind(q.i64(8));
-        stream(m.raw.device, m.raw.context, m.raw.stream);
-        ++totals_.gpu_ops;
-        for (auto* s : sinks_) {
-          s->on_memset(m);
-        }
+  }
+
+  void memsets() {
+    if (!has("CUPTI_ACTIVITY_KIND_MEMSET")) {
+      return;
+    }
+    auto q = query(fmt::format(
+        "SELECT start, end, deviceId, contextId, streamId, correlationId, bytes, value, "
+        "coalesce(memKind, 7) FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE {} ORDER BY start",
+        pid_of));
+    while (q.next()) {
+      memset_info m;
+      m.pid = p_.new_pid;
+      std::memset(&m.raw, 0, sizeof m.raw);
+      m.raw.start = t(q.i64(0));
+      m.raw.end = t(q.i64(1));
+      m.raw.device = narrow<std::uint32_t>(q.i64(2));
+      m.raw.context = narrow<std::uint32_t>(q.i64(3));
+      m.raw.stream = narrow<std::uint32_t>(q.i64(4));
+      m.raw.correlation = narrow<std::uint32_t>(q.i64(5));
+      m.raw.bytes = narrow<std::uint64_t>(q.i64(6));
+      m.raw.value = narrow<std::uint32_t>(q.i64(7));
+      m.raw.mem_kind = cupti_mem_kind(q.i64(8));
+      stream(m.raw.device, m.raw.context, m.raw.stream);
+      ++totals_.gpu_ops;
+      for (auto* s : sinks_) {
+        s->on_memset(m);
       }
     }
-    if (has("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")) {
-      auto q = query(
-          fmt::format("SELECT start, end, contextId, streamId, correlationId, syncType, eventId "
-                      "FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION WHERE {} ORDER BY start",
-                      pid_of));
-      while (q.next()) {
-        sync_info s;
-        s.pid = p_.new_pid;
-        std::memset(&s.raw, 0, sizeof s.raw);
-        s.raw.start = t(q.i64(0));
-        s.raw.end = t(q.i64(1));
-        s.raw.context = narrow<std::uint32_t>(q.i64(2));
-        s.raw.stream = narrow<std::uint32_t>(q.i64(3));
-        s.raw.correlation = narrow<std::uint32_t>(q.i64(4));
-        s.raw.type = narrow<std::uint32_t>(q.i64(5));
-        s.raw.event = narrow<std::uint32_t>(q.i64(6));
-        for (auto* sink : sinks_) {
-          sink->on_sync(s);
-        }
+  }
+
+  void syncs() {
+    if (!has("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")) {
+      return;
+    }
+    auto q = query(
+        fmt::format("SELECT start, end, contextId, streamId, correlationId, syncType, eventId "
+                    "FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION WHERE {} ORDER BY start",
+                    pid_of));
+    while (q.next()) {
+      sync_info s;
+      s.pid = p_.new_pid;
+      std::memset(&s.raw, 0, sizeof s.raw);
+      s.raw.start = t(q.i64(0));
+      s.raw.end = t(q.i64(1));
+      s.raw.context = narrow<std::uint32_t>(q.i64(2));
+      s.raw.stream = narrow<std::uint32_t>(q.i64(3));
+      s.raw.correlation = narrow<std::uint32_t>(q.i64(4));
+      s.raw.type = narrow<std::uint32_t>(q.i64(5));
+      s.raw.event = narrow<std::uint32_t>(q.i64(6));
+      for (auto* sink : sinks_) {
+        sink->on_sync(s);
       }
     }
-    if (has("CUPTI_ACTIVITY_KIND_RUNTIME")) {
-      auto q = query(
-          "SELECT r.start, r.end, r.eventClass, r.globalTid, r.correlationId, "
-          "coalesce(s.value, ''), r.returnValue FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r LEFT JOIN "
-          "StringIds AS s ON s.id = r.nameId WHERE ((r.globalTid >> 24) & 16777215) = ?1 "
-          "ORDER BY r.start");
-      while (q.next()) {
-        api_info a;
-        a.pid = p_.new_pid;
-        std::memset(&a.raw, 0, sizeof a.raw);
-        a.raw.start = t(q.i64(0));
-        a.raw.end = t(q.i64(1));
-        a.raw.kind = static_cast<std::uint32_t>(q.i64(2) == 1 ? recording::gpu_api_kind::driver
-                                                              : recording::gpu_api_kind::runtime);
-        a.raw.tid = tid_of(q.i64(3));
-        a.raw.pid = p_.new_pid;
-        a.raw.correlation = narrow<std::uint32_t>(q.i64(4));
-        a.name = q.text(5);
-        a.raw.return_value = narrow<std::int32_t>(q.i64(6));
-        ++totals_.api_calls;
-        for (auto* s : sinks_) {
-          s->on_api(a);
-        }
+  }
+
+  void api_calls() {
+    if (!has("CUPTI_ACTIVITY_KIND_RUNTIME")) {
+      return;
+    }
+    auto q = query(
+        "SELECT r.start, r.end, r.eventClass, r.globalTid, r.correlationId, "
+        "coalesce(s.value, ''), r.returnValue FROM CUPTI_ACTIVITY_KIND_RUNTIME AS r LEFT JOIN "
+        "StringIds AS s ON s.id = r.nameId WHERE ((r.globalTid >> 24) & 16777215) = ?1 "
+        "ORDER BY r.start");
+    while (q.next()) {
+      api_info a;
+      a.pid = p_.new_pid;
+      std::memset(&a.raw, 0, sizeof a.raw);
+      a.raw.start = t(q.i64(0));
+      a.raw.end = t(q.i64(1));
+      a.raw.kind = static_cast<std::uint32_t>(q.i64(2) == 1 ? recording::gpu_api_kind::driver
+                                                            : recording::gpu_api_kind::runtime);
+      a.raw.tid = tid_of(q.i64(3));
+      a.raw.pid = p_.new_pid;
+      a.raw.correlation = narrow<std::uint32_t>(q.i64(4));
+      a.name = q.text(5);
+      a.raw.return_value = narrow<std::int32_t>(q.i64(6));
+      ++totals_.api_calls;
+      for (auto* s : sinks_) {
+        s->on_api(a);
       }
     }
   }
