@@ -242,6 +242,17 @@ NVTXPP_NO_INSTRUMENT void enter(std::uintptr_t fn, std::uintptr_t sp, std::uintp
 }
 
 NVTXPP_NO_INSTRUMENT void leave(std::uintptr_t fn, std::uintptr_t sp) {
+  // The common case first: this function's own range is on top (not deeper than this frame).
+  shadow_stack& own = t_stack;
+  if (own.depth > 0 && own.overflow == 0 && !own.busy) {
+    frame const& top = own.frames[own.depth - 1];
+    if (top.fn == fn && top.sp >= sp) {
+      own.busy = true;
+      pop_top(own);
+      own.busy = false;
+      return;
+    }
+  }
   shadow_stack* st = nullptr;
   if (included(fn, st) == nullptr) {
     return;
