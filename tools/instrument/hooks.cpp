@@ -76,6 +76,7 @@ std::mutex g_lock;
 std::map<std::string, nvtxDomainHandle_t>* g_domains = nullptr;
 bool g_table_full_warned = false;
 std::atomic<bool> g_off{false};
+bool g_verbose = false;  // NVTXPP_INSTRUMENT_VERBOSE=1: each decision on stderr
 
 NVTXPP_NO_INSTRUMENT void store(std::uintptr_t fn, decision const* d) {
   std::size_t i = hash_of(fn);
@@ -111,6 +112,8 @@ NVTXPP_NO_INSTRUMENT decision const* decide(std::uintptr_t fn) {
     ::pthread_atfork(&lock_prepare, &lock_release, &lock_release);
     char const* off = std::getenv("NVTXPP_INSTRUMENT");
     g_off.store(off != nullptr && off[0] == '0', std::memory_order_relaxed);
+    char const* verbose = std::getenv("NVTXPP_INSTRUMENT_VERBOSE");
+    g_verbose = verbose != nullptr && verbose[0] == '1';
   }
   symbol_info const sym = lookup_symbol(fn);
   decision const* d = &excluded_function;
@@ -130,6 +133,10 @@ NVTXPP_NO_INSTRUMENT decision const* decide(std::uintptr_t fn) {
     inc->attr.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
     inc->attr.message.registered = nvtxDomainRegisterStringA(inc->domain, sym.name.c_str());
     d = inc;
+  }
+  if (g_verbose) {
+    std::fprintf(stderr, "nvtxpp instrument: %s %s (%s)\n", d->included ? "range" : "excluded",
+                 sym.name.c_str(), sym.module.c_str());
   }
   store(fn, d);
   return d;
