@@ -2,11 +2,12 @@
 // an auditor (LD_AUDIT, rtld-audit(7)); NVTXPP_ANNOTATE_CALLS="FUNC@LIB,..." names the calls
 // that become NVTX ranges, one per call, in a domain named after the library.
 //
-// How: la_objopen marks matching libraries LA_FLG_BINDTO and every other object LA_FLG_BINDFROM,
-// so la_symbind64 sees each binding from another object into a matching library; symbols that
-// match get the PLT enter/exit hooks, all others LA_SYMB_NOPLTENTER|NOPLTEXIT (bound directly:
-// no cost per call). la_x86_64_gnu_pltenter pushes the range and asks for pltexit with a copy
-// of `frame_size` bytes of stack arguments; la_x86_64_gnu_pltexit pops it.
+// How: la_objopen marks every object LA_FLG_BINDTO and every object but the tools
+// LA_FLG_BINDFROM, so la_symbind64 sees each lazy binding of one object's PLT entry to a symbol
+// of another. Symbols that match a rule get the PLT enter/exit hooks; all others get
+// LA_SYMB_NOPLTENTER|NOPLTEXIT and their GOT slot written (bind_directly: no cost per call
+// afterwards). la_x86_64_gnu_pltenter pushes the range and asks for pltexit with a copy of
+// `frame_size` bytes of stack arguments; la_x86_64_gnu_pltexit pops it.
 //
 // NVTX: this library runs in the auditors' own link namespace, where an NVTX copy would load a
 // second copy of the tool (NVTX_INJECTION64_PATH) that the program never sees. Instead the same
