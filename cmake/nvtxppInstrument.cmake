@@ -73,5 +73,10 @@ function(nvtxpp_instrument target)
     target_link_libraries(${target} PUBLIC nvtxpp::instrument)  # the hooks, for its users
   else()
     target_link_libraries(${target} PRIVATE nvtxpp::instrument)
+    if(_type STREQUAL "SHARED_LIBRARY" OR _type STREQUAL "MODULE_LIBRARY")
+      # A shared library keeps its hooks to itself: exported, they would also serve (and take
+      # over) the program and other libraries, with this library's NVTX state.
+      target_link_options(${target} PRIVATE "LINKER:--exclude-libs,libnvtxpp_instrument.a")
+    endif()
   endif()
 endfunction()

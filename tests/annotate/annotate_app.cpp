@@ -2,6 +2,8 @@
 // libraries (libm, zlib, libc's printf family) and into the tests' own shared libraries, with
 // every result checked here (exit 3 on a wrong one: the auditor must not change them).
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cmath>
@@ -133,6 +135,21 @@ void threads(int count, int n) {
   }
 }
 
+void forks() {
+  expect(ann_work(1) == 3, "ann_work before fork");  // the auditor's NVTX is set up here
+  pid_t const pid = ::fork();
+  if (pid == 0) {
+    int s = 0;
+    for (int i = 0; i < 3; ++i) s += ann_work(i);
+    std::exit(s == 9 ? 0 : 3);  // exit, not _exit: the tool writes its buffers at exit
+  }
+  int status = 0;
+  expect(
+      pid > 0 && ::waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+      "child's calls");
+  expect(ann_work(2) == 5, "ann_work after fork");
+}
+
 void plugin(char const* path, int n, int mode) {
   void* h = ::dlopen(path, mode | RTLD_LOCAL);
   if (h == nullptr) {
@@ -158,7 +175,7 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(
         stderr,
-        "usage: annotate_app libm|zlib|signatures|throw|longjmp|threads|dlopen[_now] ...\n");
+        "usage: annotate_app libm|zlib|signatures|throw|fork|longjmp|threads|dlopen[_now] ...\n");
     return 2;
   }
   std::string const mode = argv[1];
@@ -171,6 +188,8 @@ int main(int argc, char** argv) {
     signatures(n);
   } else if (mode == "throw") {
     throws();
+  } else if (mode == "fork") {
+    forks();
   } else if (mode == "longjmp") {
     jumps();
   } else if (mode == "threads") {

@@ -109,6 +109,13 @@ def case_longjmp(a, tmp):
     check(work["args"]["depth"] == 0, "no stale nesting")
 
 
+def case_fork(a, tmp):
+    p, rs = capture(a, tmp, ["ann_work@libannotate_subject.so"], ["fork"])
+    check(p.returncode == 0, "parent and child results right")
+    per = collections.Counter(r["pid"] for r in rs if r["name"] == "ann_work")
+    check(sorted(per.values()) == [2, 3], f"2 calls in the parent, 3 in the child: {per}")
+
+
 def case_concurrent(a, tmp):
     p, rs = capture(a, tmp, ["ann_work@libannotate_subject.so"], ["threads", 4, 2000])
     check(p.returncode == 0, "4 threads' results right")

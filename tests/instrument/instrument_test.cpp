@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "catch.hpp"
+#include "inlining_subject.hpp"
 #include "subject.hpp"
 #if defined(NVTXPP_TEST_CUDA_SUBJECT)
 #include "cuda_subject.hpp"
@@ -202,6 +203,17 @@ TEST_CASE("a forked child records its own calls", "[fork]") {
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
   CHECK(counts(ranges(rec)) == std::map<std::string, int>{{"ns::fn", 1}});
+}
+
+TEST_CASE("AFTER_INLINING: clang leaves inlined helpers out, g++ instruments them", "[inlining]") {
+  nvtxpp::testing::recorder rec;
+  REQUIRE(ns3::outer(1) == 4);
+#if defined(NVTXPP_TEST_AFTER_INLINING)
+  CHECK(counts(ranges(rec)) == std::map<std::string, int>{{"ns3::outer", 1}});
+#else
+  CHECK(counts(ranges(rec)) ==
+        std::map<std::string, int>{{"ns3::outer", 1}, {"ns3::(anonymous namespace)::tiny", 1}});
+#endif
 }
 
 #if defined(NVTXPP_TEST_CUDA_SUBJECT)

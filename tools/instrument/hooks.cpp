@@ -76,6 +76,7 @@ std::mutex g_lock;
 std::map<std::string, nvtxDomainHandle_t>* g_domains = nullptr;
 bool g_table_full_warned = false;
 std::atomic<bool> g_off{false};
+bool g_verbose = false;  // NVTXPP_INSTRUMENT_VERBOSE=1: each decision on stderr
 
 NVTXPP_NO_INSTRUMENT void store(std::uintptr_t fn, decision const* d) {
   std::size_t i = hash_of(fn);
@@ -111,6 +112,8 @@ NVTXPP_NO_INSTRUMENT decision const* decide(std::uintptr_t fn) {
     ::pthread_atfork(&lock_prepare, &lock_release, &lock_release);
     char const* off = std::getenv("NVTXPP_INSTRUMENT");
     g_off.store(off != nullptr && off[0] == '0', std::memory_order_relaxed);
+    char const* verbose = std::getenv("NVTXPP_INSTRUMENT_VERBOSE");
+    g_verbose = verbose != nullptr && verbose[0] == '1';
   }
   symbol_info const sym = lookup_symbol(fn);
   decision const* d = &excluded_function;
@@ -130,6 +133,10 @@ NVTXPP_NO_INSTRUMENT decision const* decide(std::uintptr_t fn) {
     inc->attr.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
     inc->attr.message.registered = nvtxDomainRegisterStringA(inc->domain, sym.name.c_str());
     d = inc;
+  }
+  if (g_verbose) {
+    std::fprintf(stderr, "nvtxpp instrument: %s %s (%s)\n", d->included ? "range" : "excluded",
+                 sym.name.c_str(), sym.module.c_str());
   }
   store(fn, d);
   return d;
@@ -242,6 +249,17 @@ NVTXPP_NO_INSTRUMENT void enter(std::uintptr_t fn, std::uintptr_t sp, std::uintp
 }
 
 NVTXPP_NO_INSTRUMENT void leave(std::uintptr_t fn, std::uintptr_t sp) {
+  // The common case first: this function's own range is on top (not deeper than this frame).
+  shadow_stack& own = t_stack;
+  if (own.depth > 0 && own.overflow == 0 && !own.busy) {
+    frame const& top = own.frames[own.depth - 1];
+    if (top.fn == fn && top.sp >= sp) {
+      own.busy = true;
+      pop_top(own);
+      own.busy = false;
+      return;
+    }
+  }
   shadow_stack* st = nullptr;
   if (included(fn, st) == nullptr) {
     return;

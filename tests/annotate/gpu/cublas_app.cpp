@@ -61,13 +61,15 @@ int main(int argc, char** argv) {
         s += static_cast<double>(a[static_cast<std::size_t>(k) * n + i]) *
              b[static_cast<std::size_t>(j) * n + k];
       }
-      if (std::fabs(s - c[static_cast<std::size_t>(j) * n + i]) > 1e-3 * (1 + std::fabs(s))) ++wrong;
+      if (std::fabs(s - c[static_cast<std::size_t>(j) * n + i]) > 1e-3 * (1 + std::fabs(s)))
+        ++wrong;
     }
   }
   cublasDestroy(h);
   cudaFree(da);
   cudaFree(db);
   cudaFree(dc);
-  std::printf("annotate_cublas: %d cublasSgemm calls, %s\n", calls, wrong == 0 ? "results right" : "WRONG");
+  std::printf("annotate_cublas: %d cublasSgemm calls, %s\n", calls,
+              wrong == 0 ? "results right" : "WRONG");
   return wrong == 0 ? 0 : 1;
 }

@@ -2,11 +2,12 @@
 // an auditor (LD_AUDIT, rtld-audit(7)); NVTXPP_ANNOTATE_CALLS="FUNC@LIB,..." names the calls
 // that become NVTX ranges, one per call, in a domain named after the library.
 //
-// How: la_objopen marks matching libraries LA_FLG_BINDTO and every other object LA_FLG_BINDFROM,
-// so la_symbind64 sees each binding from another object into a matching library; symbols that
-// match get the PLT enter/exit hooks, all others LA_SYMB_NOPLTENTER|NOPLTEXIT (bound directly:
-// no cost per call). la_x86_64_gnu_pltenter pushes the range and asks for pltexit with a copy
-// of `frame_size` bytes of stack arguments; la_x86_64_gnu_pltexit pops it.
+// How: la_objopen marks every object LA_FLG_BINDTO and every object but the tools
+// LA_FLG_BINDFROM, so la_symbind64 sees each lazy binding of one object's PLT entry to a symbol
+// of another. Symbols that match a rule get the PLT enter/exit hooks; all others get
+// LA_SYMB_NOPLTENTER|NOPLTEXIT and their GOT slot written (bind_directly: no cost per call
+// afterwards). la_x86_64_gnu_pltenter pushes the range and asks for pltexit with a copy of
+// `frame_size` bytes of stack arguments; la_x86_64_gnu_pltexit pops it.
 //
 // NVTX: this library runs in the auditors' own link namespace, where an NVTX copy would load a
 // second copy of the tool (NVTX_INJECTION64_PATH) that the program never sees. Instead the same
@@ -89,6 +90,7 @@ struct object_info {
 
 /// One annotated function (by address).
 struct function_info {
+  std::uintptr_t address = 0;
   object_info* object = nullptr;
   std::string name;
   std::uint32_t argb = 0;
@@ -108,13 +110,11 @@ config& cfg() {
   return *c;
 }
 
-// Annotated functions by address: open addressing, filled by la_symbind64 (CAS on the key).
+// Annotated functions by address: open addressing, filled by la_symbind64. A slot is one
+// pointer, published whole by a CAS, so a reader never sees a key without its data (other
+// threads' calls may reach pltenter while the first binding is still in la_symbind64).
 constexpr std::size_t table_size = 4096;
-struct slot {
-  std::atomic<std::uintptr_t> key{0};
-  std::atomic<function_info*> value{nullptr};
-};
-slot g_table[table_size];
+std::atomic<function_info*> g_table[table_size];
 
 std::size_t hash_of(std::uintptr_t a) {
   return static_cast<std::size_t>((a * 0x9E3779B97F4A7C15ULL) >> 52) & (table_size - 1);
@@ -123,33 +123,35 @@ std::size_t hash_of(std::uintptr_t a) {
 function_info* find(std::uintptr_t addr) {
   std::size_t i = hash_of(addr);
   for (std::size_t n = 0; n < table_size; ++n, i = (i + 1) & (table_size - 1)) {
-    std::uintptr_t const k = g_table[i].key.load(std::memory_order_acquire);
-    if (k == addr) {
-      return g_table[i].value.load(std::memory_order_acquire);
-    }
-    if (k == 0) {
-      return nullptr;
+    function_info* f = g_table[i].load(std::memory_order_acquire);
+    if (f == nullptr || f->address == addr) {
+      return f;
     }
   }
   return nullptr;
 }
 
 void insert(std::uintptr_t addr, object_info* object, char const* name) {
+  if (find(addr) != nullptr) {
+    return;  // bound before (another caller, or another thread)
+  }
+  auto* f = new function_info;
+  f->address = addr;
+  f->object = object;
+  f->name = name;
+  f->argb = nvtxpp::auto_color(f->name).argb();
   std::size_t i = hash_of(addr);
   for (std::size_t n = 0; n < table_size; ++n, i = (i + 1) & (table_size - 1)) {
-    std::uintptr_t expected = 0;
-    if (g_table[i].key.compare_exchange_strong(expected, addr, std::memory_order_acq_rel)) {
-      auto* f = new function_info;
-      f->object = object;
-      f->name = name;
-      f->argb = nvtxpp::auto_color(f->name).argb();
-      g_table[i].value.store(f, std::memory_order_release);
+    function_info* expected = nullptr;
+    if (g_table[i].compare_exchange_strong(expected, f, std::memory_order_acq_rel)) {
       return;
     }
-    if (expected == addr) {
-      return;  // bound before (another caller, or another thread)
+    if (expected->address == addr) {
+      delete f;  // another thread bound it at the same time
+      return;
     }
   }
+  delete f;
   std::fprintf(stderr, "nvtxpp audit: more than %zu annotated functions; %s has no range\n",
                table_size, name);
 }
