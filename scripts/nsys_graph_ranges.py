@@ -76,7 +76,9 @@ def main():
 
     def ranges_of(node):
         seen = 0
-        while node in original and node not in created and seen < 64:
+        # A clone's ranges are its original's: CUDA reports a copied node as created too (at
+        # the copy, as on an H100 with CUDA 13), so the cloned-from link decides.
+        while node in original and seen < 64:
             node, seen = original[node], seen + 1
         if node not in created:
             return []

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # `nvtxpp-capture merge` on a GPU machine: two processes share the GPU as two "ranks" of a job
-# (reduce_v2, rank 1 on a 4x larger array, both captured at once with Open MPI's rank variables
-# set by hand), merged to .sqlite and .json; Nsight Systems' own stats reports run on the merged
-# file and must give, range by range and kernel by kernel, the sum of what they give on each
-# rank's file; then a file of nsys itself (`nsys profile` + `nsys export --type sqlite`) is
-# merged with ours and checked the same way.
+# (reduce_v2, rank 1 on a smaller array: 2^26 elements against the default 10^8; both captured
+# at once with Open MPI's rank variables set by hand), merged to .sqlite and .json; Nsight
+# Systems' own stats reports run on the merged file and must give, range by range and kernel
+# by kernel, the sum of what they give on each rank's file; then a file of nsys itself
+# (`nsys profile` + `nsys export --type sqlite`) is merged with ours and checked the same way.
 #
 #   scripts/verify_merge_gpu.sh [OUT_DIR]         (default: $OUT, else out/merge-gpu)
 #

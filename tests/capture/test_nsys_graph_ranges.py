@@ -37,7 +37,8 @@ def build(path):
     con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, textId, domainId, "
                     "globalTid) VALUES (?,?,?,?,?,?,?)", [e + (TID,) for e in ev])
     nodes = [(200, 1, None), (300, 2, None), (600, 3, None), (950, 4, None), (995, 5, None)]
-    clones = [(999, 100 + n, n) for n in range(1, 6)]
+    # A copy is reported created (no original) and then cloned, as CUDA 13 does on an H100.
+    clones = [(998, 100 + n, None) for n in range(1, 6)] + [(999, 100 + n, n) for n in range(1, 6)]
     con.executemany("INSERT INTO CUDA_GRAPH_NODE_EVENTS (start, graphNodeId, originalGraphNodeId, "
                     "globalTid) VALUES (?,?,?,?)", [x + (TID,) for x in nodes + clones])
     k = []
