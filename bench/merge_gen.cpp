@@ -5,7 +5,7 @@
 //   nvtxpp_merge_gen DIR [files=64] [ranges=1000000]
 // Not a test.
 #include "offline/launch_meta.hpp"
-#include "sqlite_writer.hpp"
+#include "offline/sqlite_writer.hpp"
 
 #include <chrono>
 #include <cstdio>

@@ -1,11 +1,11 @@
-// nvtxpp-capture's SQLite output (tools/capture/sqlite_writer.hpp): a trace driven through the
+// nvtxpp-capture's SQLite output (tools/capture/offline/sqlite_writer.hpp): a trace driven through the
 // sink is checked with SQL of our own against what Nsight Systems' stats reports read: the
 // tables and columns by nsys's names, the exact row values, and the joins the reports make.
 //
 // NVTXPP_TEST_SQLITE_OUT=<file.sqlite> keeps the database of the main case there (to run the
 // nsys reports on it by hand).
-#include "sqlite_sink.hpp"
-#include "sqlite_writer.hpp"
+#include "offline/sqlite_sink.hpp"
+#include "offline/sqlite_writer.hpp"
 
 #include <sqlite3.h>
 #include <sys/resource.h>

@@ -3,8 +3,8 @@
 // is a whole process file (nvtxpp-<pid>.bin, NVTX and GPU records) read by the launcher's
 // trace_model reader into the JSON and summary sinks.
 // Outcome wanted: warnings, never a crash, a hang or unbounded memory.
-#include "../../tools/capture/trace_model.hpp"
-#include "../../tools/capture/writers.hpp"
+#include "../../tools/capture/offline/trace_model.hpp"
+#include "../../tools/capture/offline/writers.hpp"
 #include "../../tools/recording/decode.hpp"
 
 #include <unistd.h>

@@ -6,7 +6,7 @@
 #include "../offline/merge_sqlite.hpp"
 #include "../offline/sqlite_input.hpp"
 #include "../offline/sqlite_reader.hpp"
-#include "../writers.hpp"
+#include "../offline/writers.hpp"
 
 #include <fmt/format.h>
 

@@ -7,7 +7,7 @@
 #include "capture_gate.hpp"
 
 #include "../../recording/core.hpp"
-#include "../cupti.hpp"
+#include "cupti.hpp"
 
 #include <pthread.h>
 #include <signal.h>

@@ -10,7 +10,7 @@
 
 #include "../../recording/core.hpp"
 #include "../../recording/gpu_format.hpp"
-#include "../inject_internal.hpp"
+#include "inject_internal.hpp"
 
 #include <dlfcn.h>
 #include <sys/syscall.h>

@@ -3,7 +3,7 @@
 /// (which rank is the slow one), and the same for each range's GPU projection.
 #pragma once
 
-#include "../writers.hpp"
+#include "writers.hpp"
 
 #include <cstdio>
 #include <map>

@@ -20,7 +20,7 @@
 /// the reader anyway), and only the ranges that contain a node creation.
 #pragma once
 
-#include "../trace_model.hpp"
+#include "trace_model.hpp"
 
 #include <cstdint>
 #include <functional>

@@ -2,7 +2,7 @@
 
 #include "merge_sqlite.hpp"
 
-#include "../sqlite_writer.hpp"
+#include "sqlite_writer.hpp"
 
 #include <fmt/format.h>
 

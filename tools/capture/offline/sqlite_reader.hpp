@@ -3,7 +3,7 @@
 /// trace model, so the JSON writer and the summary take it as they take a capture.
 #pragma once
 
-#include "../trace_model.hpp"
+#include "trace_model.hpp"
 #include "sqlite_input.hpp"
 
 #include <vector>

@@ -21,11 +21,11 @@
 #include <nvtx3/nvToolsExt.h>
 #include <nvtx3/nvToolsExtPayload.h>
 
-#include "../recording/core.hpp"
-#include "../recording/format.hpp"
+#include "../../recording/core.hpp"
+#include "../../recording/format.hpp"
 #include "cupti.hpp"
 #include "inject_internal.hpp"
-#include "inprocess/capture_gate.hpp"
+#include "capture_gate.hpp"
 
 #include <fcntl.h>
 #include <linux/futex.h>

@@ -6,14 +6,14 @@
 // program starts). 3: the program succeeded but writing the trace failed (the raw recording is
 // kept). 127: the program could not be started.
 
-#include "cli/capture_options.hpp"
-#include "cli/output_claim.hpp"
-#include "cli/output_name.hpp"
-#include "cli/merge_main.hpp"
-#include "cli/annotate_calls.hpp"
-#include "sqlite_sink.hpp"
-#include "trace_model.hpp"
-#include "writers.hpp"
+#include "capture_options.hpp"
+#include "output_claim.hpp"
+#include "output_name.hpp"
+#include "merge_main.hpp"
+#include "annotate_calls.hpp"
+#include "../offline/sqlite_sink.hpp"
+#include "../offline/trace_model.hpp"
+#include "../offline/writers.hpp"
 
 #include <nvtxpp/version.hpp>
 

@@ -8,7 +8,7 @@
 /// buffers and writes what comes back. Internal to libnvtxpp_inject.so.
 #pragma once
 
-#include "../recording/gpu_format.hpp"
+#include "../../recording/gpu_format.hpp"
 
 #include <cstddef>
 #include <cstdint>

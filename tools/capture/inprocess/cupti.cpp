@@ -36,8 +36,8 @@
 // `info cupti=unavailable:forked child` when the parent had CUPTI loaded.
 #include "cupti.hpp"
 #include "inject_internal.hpp"
-#include "inprocess/capture_gate.hpp"
-#include "inprocess/graph_nodes.hpp"
+#include "capture_gate.hpp"
+#include "graph_nodes.hpp"
 
 #include <cupti.h>
 

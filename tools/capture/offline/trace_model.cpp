@@ -1,9 +1,9 @@
 #include "trace_model.hpp"
-#include "offline/graph_ranges.hpp"
+#include "graph_ranges.hpp"
 
-#include "offline/kernel_names.hpp"
+#include "kernel_names.hpp"
 
-#include "../recording/decode.hpp"
+#include "../../recording/decode.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

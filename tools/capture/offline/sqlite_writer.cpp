@@ -3,7 +3,7 @@
 
 #include "sqlite_writer.hpp"
 
-#include "offline/launch_meta.hpp"
+#include "launch_meta.hpp"
 #include "sqlite_sink.hpp"
 
 #include <sqlite3.h>

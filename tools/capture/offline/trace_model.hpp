@@ -22,9 +22,9 @@
 /// call only: a sink copies what it keeps.
 #pragma once
 
-#include "../recording/decode.hpp"
-#include "../recording/format.hpp"
-#include "../recording/gpu_format.hpp"
+#include "../../recording/decode.hpp"
+#include "../../recording/format.hpp"
+#include "../../recording/gpu_format.hpp"
 
 #include <cstdint>
 #include <map>
