@@ -36,6 +36,9 @@ def main():
     ap.add_argument("--width", type=int, default=1000)
     ap.add_argument("--skip-cat", action="append", default=[])
     ap.add_argument("--start-at")
+    ap.add_argument("--only-during", metavar="NAME",
+                    help="draw only what starts inside the first range named NAME (NAME@CAT: of "
+                    "that category, e.g. layer@nvtx_graph for a graph range on the GPU)")
     a = ap.parse_args()
     with open(a.trace, encoding="utf-8") as f:
         events = json.load(f)["traceEvents"]
@@ -45,6 +48,14 @@ def main():
         if not starts:
             raise SystemExit(f"no event named {a.start_at!r}")
         events = [e for e in events if "ts" not in e or e["ts"] + e.get("dur", 0) >= min(starts)]
+    if a.only_during:
+        name, _, cat = a.only_during.partition("@")
+        spans = [(e["ts"], e["ts"] + e["dur"]) for e in events
+                 if e.get("name") == name and "dur" in e and (not cat or e.get("cat") == cat)]
+        if not spans:
+            raise SystemExit(f"no range named {a.only_during!r}")
+        w0, w1 = min(spans)
+        events = [e for e in events if "ts" not in e or w0 <= e["ts"] <= w1]
 
     names = {}
     procs = {}

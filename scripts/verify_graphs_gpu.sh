@@ -106,8 +106,10 @@ ok = all(rows.get(k) == v for k, v in want.items())
 print("issue table:", rows, "OK" if ok else f"FAILED, want {want}")
 sys.exit(0 if ok else 1)
 PY
+# One replay's GPU work under its capture-time ranges (a whole run's microsecond kernels would
+# not show beside its millisecond capture).
 python3 "$root/scripts/trace_svg.py" "$out/issue.json" "$out/issue.svg" --skip-cat cuda_flow \
-  --skip-cat cuda_api --start-at layer || true
+  --skip-cat cuda_api --only-during layer@nvtx_graph || true
 
 step "Nsight Systems on the same program"
 : >"$out/nsys.txt"
