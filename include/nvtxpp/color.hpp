@@ -58,11 +58,9 @@ constexpr int compare_name(std::string_view name, char const* entry) noexcept {
   std::size_t i = 0;
   for (; i < name.size() && entry[i] != '\0'; ++i) {
     char const a = to_lower(name[i]);
-    if (a != entry[i]) { return a < entry[i] ? -1 : 1;
-}
+    if (a != entry[i]) return a < entry[i] ? -1 : 1;
   }
-  if (i == name.size()) { return entry[i] == '\0' ? 0 : -1;
-}
+  if (i == name.size()) return entry[i] == '\0' ? 0 : -1;
   return 1;
 }
 
@@ -72,8 +70,7 @@ constexpr std::optional<color> find_named(std::string_view name) noexcept {
   while (lo < hi) {
     std::size_t const mid = lo + (hi - lo) / 2;
     int const c = compare_name(name, named_colors[mid].name);
-    if (c == 0) { return hex(named_colors[mid].rgb);
-}
+    if (c == 0) return hex(named_colors[mid].rgb);
     if (c < 0) {
       hi = mid;
     } else {

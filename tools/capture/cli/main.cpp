@@ -6,14 +6,14 @@
 // program starts). 3: the program succeeded but writing the trace failed (the raw recording is
 // kept). 127: the program could not be started.
 
-#include "capture_options.hpp"
-#include "output_claim.hpp"
-#include "output_name.hpp"
-#include "merge_main.hpp"
-#include "annotate_calls.hpp"
 #include "../offline/sqlite_sink.hpp"
 #include "../offline/trace_model.hpp"
 #include "../offline/writers.hpp"
+#include "annotate_calls.hpp"
+#include "capture_options.hpp"
+#include "merge_main.hpp"
+#include "output_claim.hpp"
+#include "output_name.hpp"
 
 #include <nvtxpp/version.hpp>
 

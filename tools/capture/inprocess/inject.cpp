@@ -23,9 +23,9 @@
 
 #include "../../recording/core.hpp"
 #include "../../recording/format.hpp"
+#include "capture_gate.hpp"
 #include "cupti.hpp"
 #include "inject_internal.hpp"
-#include "capture_gate.hpp"
 
 #include <fcntl.h>
 #include <linux/futex.h>
