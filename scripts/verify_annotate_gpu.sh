@@ -21,35 +21,12 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$here/.."
 out="${1:-${OUT:-out/annotate-gpu}}"
 build="${BUILD_DIR:-build-annotate-gpu}"
-nsys="${NSYS:-nsys}"
-[ -z "${NSYS:-}" ] && [ -x "$root/.gpu-tools/nsys" ] && nsys="$root/.gpu-tools/nsys"
-mkdir -p "$out" && out="$(cd "$out" && pwd)"
-work="$(mktemp -d)"
-exec > >(tee "$out/log.txt") 2>&1
-export PYTHONUNBUFFERED=1
-failed=()
-step() { echo; echo "=== $*"; }
-check() { # check NAME COMMAND...
-  local name="$1"; shift
-  "$@"; local status=$?
-  [ "$status" = 0 ] || failed+=("$name (status $status)")
-  return "$status"
-}
+. "$(dirname "$0")/gpu_common.sh"  # out, work, nsys, the log, step, check, machine
 calls=20
 
-step "machine"
-nvidia-smi --query-gpu=name,driver_version --format=csv 2>&1 || true
-"$nsys" --version 2>&1 | tail -n 1
 ls /usr/local/cuda/lib64/libcublas.so* 2>&1 | head -n 3
 
 step "configure and build"
-sqlite_args=()
-deb=$(ls "$root"/.gpu-tools/libsqlite3-dev_*.deb 2>/dev/null | head -n 1)
-if [ -n "$deb" ] && [ ! -e /usr/include/sqlite3.h ]; then
-  dpkg -x "$deb" "$work/sq"
-  sqlite_args=(-DSQLite3_INCLUDE_DIR="$work/sq/usr/include"
-               -DSQLite3_LIBRARY=/lib/x86_64-linux-gnu/libsqlite3.so.0)
-fi
 # The tools only (no test tree: it needs Catch2); the cuBLAS program is built by nvcc below.
 check configure cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DNVTXPP_BUILD_TESTS=OFF -DNVTXPP_BUILD_EXAMPLES=OFF -DNVTXPP_BUILD_BENCHMARKS=OFF \

@@ -16,31 +16,16 @@
 # the traces.
 # Exit status: 0 when every test and comparison passed, 1 otherwise.
 set -u
-out="${1:-out/capture-gpu}"
+out="${1:-${OUT:-out/capture-gpu}}"
 build="${BUILD_DIR:-build-capture-gpu}"
-nsys="${NSYS:-nsys}"
 here="$(cd "$(dirname "$0")" && pwd)"
-mkdir -p "$out" && out="$(cd "$out" && pwd)"
-work="$(mktemp -d)"
-exec > >(tee "$out/log.txt") 2>&1
-export PYTHONUNBUFFERED=1
-failed=()
-step() { echo; echo "=== $*"; }
-check() { # check NAME COMMAND...: runs, records a failure under NAME
-  local name="$1"; shift
-  "$@"; local status=$?
-  [ "$status" = 0 ] || failed+=("$name (status $status)")
-  return "$status"
-}
+. "$(dirname "$0")/gpu_common.sh"  # out, work, nsys, the log, step, check, machine
 
-step "machine"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 || true
-lscpu | grep -E "Model name|^CPU\(s\)" || true
-"$nsys" --version 2>&1 | tail -n 1
 
 step "configure and build"
 check configure cmake -S "$here/.." -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DNVTXPP_BUILD_EXAMPLES=ON -DNVTXPP_BUILD_BENCHMARKS=OFF ${CMAKE_ARGS:-} >/dev/null || exit 1
+  -DNVTXPP_BUILD_EXAMPLES=ON -DNVTXPP_BUILD_BENCHMARKS=OFF "${sqlite_args[@]}" ${CMAKE_ARGS:-} \
+  >/dev/null || exit 1
 check build cmake --build "$build" -j "$(nproc)" >"$work/build.log" 2>&1 || {
   tail -n 40 "$work/build.log"; exit 1; }
 capture="$build/tools/capture/nvtxpp-capture"

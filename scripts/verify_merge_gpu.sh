@@ -19,38 +19,10 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 out="${1:-${OUT:-out/merge-gpu}}"
 build="${BUILD_DIR:-build-merge-gpu}"
-nsys="${NSYS:-}"
-if [ -z "$nsys" ]; then
-  if [ -x "$root/.gpu-tools/nsys" ]; then nsys="$root/.gpu-tools/nsys"; else nsys=nsys; fi
-fi
-mkdir -p "$out" && out="$(cd "$out" && pwd)"
-work="$(mktemp -d)"
-exec > >(tee "$out/log.txt") 2>&1
-export PYTHONUNBUFFERED=1
-failed=()
-step() { echo; echo "=== $*"; }
-check() { # check NAME COMMAND...: runs, records a failure under NAME
-  local name="$1"; shift
-  "$@"; local status=$?
-  [ "$status" = 0 ] || failed+=("$name (status $status)")
-  return "$status"
-}
+. "$(dirname "$0")/gpu_common.sh"  # out, work, nsys, the log, step, check, machine
 
-step "machine"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 || true
-"$nsys" --version 2>&1 | tail -n 1
 
 step "configure and build"
-sqlite_args=()
-if [ ! -e /usr/include/sqlite3.h ]; then  # the GPU machine's Ubuntu lacks the headers
-  deb=$(ls "$root"/.gpu-tools/libsqlite3-dev_*.deb 2>/dev/null | head -n 1)
-  if [ -n "$deb" ]; then
-    dpkg -x "$deb" "$work/sq"
-    lib=$(ls /lib/x86_64-linux-gnu/libsqlite3.so.0 /usr/lib/x86_64-linux-gnu/libsqlite3.so.0 \
-      2>/dev/null | head -n 1)
-    sqlite_args=(-DSQLite3_INCLUDE_DIR="$work/sq/usr/include" -DSQLite3_LIBRARY="$lib")
-  fi
-fi
 check configure cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DNVTXPP_BUILD_EXAMPLES=ON -DNVTXPP_BUILD_TESTS=OFF -DNVTXPP_BUILD_BENCHMARKS=OFF \
   "${sqlite_args[@]}" ${CMAKE_ARGS:-} >"$work/configure.log" 2>&1 || {

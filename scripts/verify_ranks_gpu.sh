@@ -27,29 +27,11 @@ set -u
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 out="${OUT:-out/ranks-gpu}"
-mkdir -p "$out" && out="$(cd "$out" && pwd)"
 build="${BUILD_DIR:-$root/build-ranks-gpu}"
-nsys="${NSYS:-}"
-if [ -z "$nsys" ]; then
-  if [ -x "$root/.gpu-tools/nsys" ]; then nsys="$root/.gpu-tools/nsys"; else nsys=nsys; fi
-fi
-work="$(mktemp -d)"
-exec > >(tee "$out/log.txt") 2>&1
-export PYTHONUNBUFFERED=1
-failed=()
-step() { echo; echo "=== $*"; }
-check() { # check NAME COMMAND...: runs, records a failure under NAME
-  local name="$1"; shift
-  "$@"; local status=$?
-  [ "$status" = 0 ] || failed+=("$name (status $status)")
-  return "$status"
-}
+. "$(dirname "$0")/gpu_common.sh"  # out, work, nsys, the log, step, check, machine
 results="$out/results.md"
 : >"$results"
 
-step "machine"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 || true
-"$nsys" --version 2>&1 | tail -n 1
 nvcc --version | tail -n 1
 
 step "1. configure: SQLite warning, NVTXPP_CAPTURE_REQUIRE_SQLITE, libcufilt"
