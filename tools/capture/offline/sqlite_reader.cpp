@@ -146,6 +146,21 @@ class process_reader {
 
   static constexpr char const* pid_of = "((globalPid >> 24) & 16777215) = ?1";
 
+  /// The columns every GPU work table's query starts with (start, end, deviceId, contextId,
+  /// streamId, correlationId) into `raw`, zeroed first; the stream is noted and counted.
+  template <typename Raw>
+  void work_columns(input_query& q, Raw& raw) {
+    std::memset(&raw, 0, sizeof raw);
+    raw.start = t(q.i64(0));
+    raw.end = t(q.i64(1));
+    raw.device = narrow<std::uint32_t>(q.i64(2));
+    raw.context = narrow<std::uint32_t>(q.i64(3));
+    raw.stream = narrow<std::uint32_t>(q.i64(4));
+    raw.correlation = narrow<std::uint32_t>(q.i64(5));
+    stream(raw.device, raw.context, raw.stream);
+    ++totals_.gpu_ops;
+  }
+
   void kernels() {
     if (!has("CUPTI_ACTIVITY_KIND_KERNEL")) {
       return;
@@ -163,13 +178,7 @@ class process_reader {
     while (q.next()) {
       kernel_info k;
       k.pid = p_.new_pid;
-      std::memset(&k.raw, 0, sizeof k.raw);
-      k.raw.start = t(q.i64(0));
-      k.raw.end = t(q.i64(1));
-      k.raw.device = narrow<std::uint32_t>(q.i64(2));
-      k.raw.context = narrow<std::uint32_t>(q.i64(3));
-      k.raw.stream = narrow<std::uint32_t>(q.i64(4));
-      k.raw.correlation = narrow<std::uint32_t>(q.i64(5));
+      work_columns(q, k.raw);
       k.demangled = q.text(6);
       k.name = q.text(7).empty() ? k.demangled : q.text(7);
       for (int i = 0; i < 3; ++i) {
@@ -186,8 +195,6 @@ class process_reader {
       auto const launch = q.i64(21);  // ENUM_CUDA_KERNEL_LAUNCH_TYPE: CUPTI's + 1
       k.raw.launch_type = launch >= 1 && launch <= 3 ? narrow<std::uint8_t>(launch - 1) : 0;
       k.raw.cache_config = narrow<std::uint8_t>(q.i64(22));
-      stream(k.raw.device, k.raw.context, k.raw.stream);
-      ++totals_.gpu_ops;
       for (auto* s : sinks_) {
         s->on_kernel(k);
       }
@@ -206,19 +213,11 @@ class process_reader {
     while (q.next()) {
       memcpy_info m;
       m.pid = p_.new_pid;
-      std::memset(&m.raw, 0, sizeof m.raw);
-      m.raw.start = t(q.i64(0));
-      m.raw.end = t(q.i64(1));
-      m.raw.device = narrow<std::uint32_t>(q.i64(2));
-      m.raw.context = narrow<std::uint32_t>(q.i64(3));
-      m.raw.stream = narrow<std::uint32_t>(q.i64(4));
-      m.raw.correlation = narrow<std::uint32_t>(q.i64(5));
+      work_columns(q, m.raw);
       m.raw.bytes = narrow<std::uint64_t>(q.i64(6));
       m.raw.copy_kind = narrow<std::uint8_t>(q.i64(7));  // CUPTI's ids are nsys's
       m.raw.src_kind = cupti_mem_kind(q.i64(8));
       m.raw.dst_kind = cupti_mem_kind(q.i64(9));
-      stream(m.raw.device, m.raw.context, m.raw.stream);
-      ++totals_.gpu_ops;
       for (auto* s : sinks_) {
         s->on_memcpy(m);
       }
@@ -236,18 +235,10 @@ class process_reader {
     while (q.next()) {
       memset_info m;
       m.pid = p_.new_pid;
-      std::memset(&m.raw, 0, sizeof m.raw);
-      m.raw.start = t(q.i64(0));
-      m.raw.end = t(q.i64(1));
-      m.raw.device = narrow<std::uint32_t>(q.i64(2));
-      m.raw.context = narrow<std::uint32_t>(q.i64(3));
-      m.raw.stream = narrow<std::uint32_t>(q.i64(4));
-      m.raw.correlation = narrow<std::uint32_t>(q.i64(5));
+      work_columns(q, m.raw);
       m.raw.bytes = narrow<std::uint64_t>(q.i64(6));
       m.raw.value = narrow<std::uint32_t>(q.i64(7));
       m.raw.mem_kind = cupti_mem_kind(q.i64(8));
-      stream(m.raw.device, m.raw.context, m.raw.stream);
-      ++totals_.gpu_ops;
       for (auto* s : sinks_) {
         s->on_memset(m);
       }
