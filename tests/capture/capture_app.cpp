@@ -390,6 +390,27 @@ int fake_gpu_case(std::string const& mode) {
     return 0;
   }
   void* fake = ::dlopen(std::getenv("NVTXPP_CUPTI_PATH"), RTLD_NOW | RTLD_NOLOAD);
+  if (mode == "driver") {
+    // GPU work launched through the driver API (fake_cupti_driver): the program's own driver
+    // launches, runtime launches whose driver calls CUPTI also reports (both ways of
+    // correlating them), and a kernel no recorded call launched.
+    auto driver = fake != nullptr
+                      ? reinterpret_cast<void (*)(int)>(::dlsym(fake, "fake_cupti_driver"))
+                      : nullptr;
+    if (driver == nullptr) {
+      std::fprintf(stderr, "the fake CUPTI is not loaded\n");
+      return 66;
+    }
+    char const* const names[] = {"driver work", "runtime shared id", "runtime own id", "stray"};
+    for (int what = 0; what < 4; ++what) {
+      nvtxRangePushA(names[what]);
+      spin_us(1000);
+      driver(what);
+      spin_us(1000);
+      nvtxRangePop();
+    }
+    return 0;
+  }
   auto launch =
       fake != nullptr
           ? reinterpret_cast<void (*)(int, std::size_t)>(::dlsym(fake, "fake_cupti_launch"))

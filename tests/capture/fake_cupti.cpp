@@ -116,6 +116,22 @@ CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind) {
   return CUPTI_SUCCESS;
 }
 
+/// Driver functions enabled one by one (cuptiActivityEnableDriverApi); CUPTI_ACTIVITY_KIND_DRIVER
+/// records them all.
+bool g_driver_api[CUPTI_DRIVER_TRACE_CBID_SIZE] = {};
+
+CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable) {
+  if (cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  g_driver_api[cbid] = enable != 0;
+  return CUPTI_SUCCESS;
+}
+
+bool driver_recorded(CUpti_CallbackId cbid) {
+  return g_enabled[CUPTI_ACTIVITY_KIND_DRIVER] || g_driver_api[cbid];
+}
+
 CUptiResult cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** record) {
   uint8_t* next = buffer;
   if (*record != nullptr) {
@@ -238,7 +254,31 @@ CUptiResult cuptiGetStreamIdEx(CUcontext, CUstream stream, uint8_t, uint32_t* id
   return CUPTI_SUCCESS;
 }
 
+/// Driver functions the fake knows by name (the client picks launch functions by name).
+struct driver_name {
+  CUpti_CallbackId cbid;
+  char const* name;
+};
+constexpr driver_name driver_names[] = {
+    {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel"},
+    {CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, "cuLaunchKernelEx"},
+    {CUPTI_DRIVER_TRACE_CBID_cuLaunchHostFunc, "cuLaunchHostFunc"},
+    {CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, "cuMemcpyHtoDAsync_v2"},
+    {CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, "cuMemsetD8Async"},
+    {CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, "cuGraphLaunch"},
+    {CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData, "cuModuleLoadData"},
+    {CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, "cuCtxSynchronize"},
+};
+
 CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char** name) {
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    for (auto const& d : driver_names) {
+      if (d.cbid == cbid) {
+        *name = d.name;
+        return CUPTI_SUCCESS;
+      }
+    }
+  }
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
       cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) {
     *name = "cudaLaunchKernel_v7000";
@@ -315,6 +355,116 @@ __attribute__((visibility("default"))) void fake_cupti_launch(int kernels, std::
     m.end = m.start + 1000;
     m.correlationId = ++g_correlation;
     add(m);
+  }
+}
+
+namespace {
+
+uint32_t calling_tid() {
+  return g_tid_type == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM
+             ? static_cast<uint32_t>(::syscall(SYS_gettid))
+             : 0xFA4Eu;
+}
+
+CUpti_ActivityAPI api_record(CUpti_ActivityKind kind, CUpti_CallbackId cbid, uint32_t corr,
+                             uint64_t start, uint64_t end) {
+  CUpti_ActivityAPI a{};
+  a.kind = kind;
+  a.cbid = cbid;
+  a.start = start;
+  a.end = end;
+  a.processId = static_cast<uint32_t>(::getpid());
+  a.threadId = calling_tid();
+  a.correlationId = corr;
+  return a;
+}
+
+void kernel_record(uint32_t corr, uint64_t start) {
+  if (g_enabled[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] || g_enabled[CUPTI_ACTIVITY_KIND_KERNEL]) {
+    CUpti_ActivityKernel10 k{};
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = start;
+    k.end = start + 3000;
+    k.streamId = 7;
+    k.correlationId = corr;
+    k.name = "_Z10jit_kernelPf";
+    k.gridX = k.gridY = k.gridZ = 1;
+    k.blockX = 64;
+    k.blockY = k.blockZ = 1;
+    add(k);
+  }
+}
+
+}  // namespace
+
+/// @brief Test hook: GPU work as CUDA reports it when it is launched through the driver API.
+/// `what` 0: the program's own driver calls, as Numba or cuBLASLt make them: two
+/// cuLaunchKernel, one cuMemcpyHtoDAsync_v2 and one cuMemsetD8Async, each with its work
+/// (recorded only where the client enabled those driver functions); 1: one cudaLaunchKernel
+/// whose own cuLaunchKernel (inside it, same thread) shares its correlation id, as CUPTI 13
+/// documents; 2: the same, the inner call with an id of its own that the kernel carries; 3: a
+/// kernel whose correlation id no API call has (a launch CUPTI reports no call for).
+__attribute__((visibility("default"))) void fake_cupti_driver(int what) {
+  std::lock_guard<std::mutex> lock{g_mutex};
+  if (what == 0) {
+    for (int i = 0; i < 2; ++i) {
+      uint32_t const corr = ++g_correlation;
+      uint64_t const t = now();
+      if (driver_recorded(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel)) {
+        add(api_record(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, corr, t,
+                       t + 400));
+      }
+      kernel_record(corr, t + 1000);
+    }
+    uint32_t corr = ++g_correlation;
+    uint64_t t = now();
+    if (driver_recorded(CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2)) {
+      add(api_record(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, corr,
+                     t, t + 300));
+    }
+    if (g_enabled[CUPTI_ACTIVITY_KIND_MEMCPY]) {
+      CUpti_ActivityMemcpy6 m{};
+      m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+      m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+      m.bytes = 1 << 20;
+      m.start = t + 1000;
+      m.end = t + 9000;
+      m.streamId = 7;
+      m.correlationId = corr;
+      add(m);
+    }
+    corr = ++g_correlation;
+    t = now();
+    if (driver_recorded(CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async)) {
+      add(api_record(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async, corr, t,
+                     t + 200));
+    }
+    if (g_enabled[CUPTI_ACTIVITY_KIND_MEMSET]) {
+      CUpti_ActivityMemset4 m{};
+      m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+      m.bytes = 4096;
+      m.start = t + 1000;
+      m.end = t + 2000;
+      m.streamId = 7;
+      m.correlationId = corr;
+      add(m);
+    }
+  } else if (what == 1 || what == 2) {
+    uint32_t const outer = ++g_correlation;
+    uint32_t const inner = what == 1 ? outer : ++g_correlation;
+    uint64_t const t = now();
+    // The driver call ends first (CUPTI completes the inner record first).
+    if (driver_recorded(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel)) {
+      add(api_record(CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, inner,
+                     t + 100, t + 500));
+    }
+    if (g_enabled[CUPTI_ACTIVITY_KIND_RUNTIME]) {
+      add(api_record(CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+                     outer, t, t + 600));
+    }
+    kernel_record(inner, t + 1000);
+  } else {
+    kernel_record(++g_correlation, now() + 1000);
   }
 }
 

@@ -439,8 +439,9 @@ def gpu_recording(directory):
     f.pop(100, 7000)
     f.push(100, 8000, "late")
     f.api(100, 8100, 9500, 4, "cudaLaunchKernel")  # ends after the range: not inside it
-    f.api(100, 8200, 8300, 5, "cuLaunchKernel", driver=True)  # driver calls do not project
     f.pop(100, 9000)
+    # A driver call of the program's own (not inside a runtime call), after every range.
+    f.api(100, 9600, 9700, 5, "cuLaunchKernel", driver=True)
     # nvtxNameCudaStream(handle 0x1234, "copy stream"); the CUPTI source maps it to stream 7.
     f.nvtx(100, 7, 500, "copy stream", category=2, ident=0x1234)
     f.info("stream=0x1234:7")
@@ -525,7 +526,7 @@ def case_gpu_summary(a, tmp):
                           "cuda_gpu_mem_time_sum"}, f"four tables: {list(tables)}")
     proj = {r["Range"]: r for r in tables.get("nvtx_gpu_proj_sum", [])}
     # outer: calls 1, 2, 3 inside it -> GPU 10,000..20,500; inner: calls 1, 2 -> 10,000..16,000.
-    # idle launches nothing; late's call 4 ends after it and call 5 is a driver call.
+    # idle launches nothing; late's call 4 ends after it and call 5 comes after it.
     check(sorted(proj) == [":inner", ":outer"], f"projected ranges: {sorted(proj)}")
     o, i = proj.get(":outer", {}), proj.get(":inner", {})
     check(o.get("Total Proj Time (ns)") == "10500" and o.get("Total Range Time (ns)") == "4000"

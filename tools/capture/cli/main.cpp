@@ -67,8 +67,10 @@ constexpr char usage[] =
     "                      that use CUDA (CUPTI is loaded only when the program initialises\n"
     "                      CUDA; if it cannot be loaded the trace is NVTX only, with a\n"
     "                      warning; on also warns at once); off records NVTX only\n"
-    "      --cuda-api=API  runtime (default): CUDA runtime API calls; all: driver API calls\n"
-    "                      too (each runtime call makes several: costlier per launch)\n"
+    "      --cuda-api=API  runtime (default): CUDA runtime API calls, and the driver calls\n"
+    "                      that launch GPU work outside them (cuLaunchKernel, cuMemcpy*,\n"
+    "                      cuMemset*, cuGraphLaunch: Numba, cuBLASLt); all: every driver API\n"
+    "                      call too (each runtime call makes several: costlier per launch)\n"
     "capture control (Nsight Systems' names; docs/capture.md, \"Capture control\"):\n"
     "      --capture-range=none|cudaProfilerApi|nvtx  record only between cudaProfilerStart and\n"
     "                      cudaProfilerStop, or inside the NVTX range --nvtx-capture names\n"
@@ -291,6 +293,17 @@ outputs_result write_outputs(std::string const& raw_dir, std::string const& outp
     }
     std::fprintf(stderr, "nvtxpp-capture: %llu warning(s); run with the summary to see them\n",
                  static_cast<unsigned long long>(n));
+  }
+  if (auto const& u = totals.unattributed; u[0] + u[1] + u[2] != 0) {
+    // Never silent: GPU time that projects onto no range (docs/capture.md, "What GPU work is
+    // attributed, and how").
+    std::fprintf(stderr,
+                 "nvtxpp-capture: %llu GPU operation(s) with no launching CUDA API call in the "
+                 "recording (%llu kernel(s), %llu copy(ies), %llu memset(s)): kept in the trace, "
+                 "under no NVTX range\n",
+                 static_cast<unsigned long long>(u[0] + u[1] + u[2]),
+                 static_cast<unsigned long long>(u[0]), static_cast<unsigned long long>(u[1]),
+                 static_cast<unsigned long long>(u[2]));
   }
   if (trace && !res.write_failed) {
     std::string gpu;

@@ -81,6 +81,8 @@ struct api_table {
   decltype(&::cuptiSubscribe) subscribe;
   decltype(&::cuptiEnableCallback) enable_callback;
   decltype(&::cuptiGetStreamIdEx) stream_id;
+  // Optional: activity records for chosen driver functions (CUPTI 12.6 and later).
+  decltype(&::cuptiActivityEnableDriverApi) enable_driver_api;
 };
 api_table g_api{};
 
@@ -118,6 +120,37 @@ std::int64_t monotonic_ns() noexcept {
 bool driver_api_wanted() noexcept {
   char const* api = std::getenv("NVTXPP_CUDA_API");
   return api != nullptr && std::strcmp(api, "all") == 0;
+}
+
+/// Driver functions that put work on the GPU (kernels, copies, memsets, graph launches): their
+/// activity records are enabled one by one by default, so GPU work launched through the driver
+/// API (Numba, cuBLASLt's kernels, modules loaded by hand) has the call that launched it, on its
+/// thread, and projects onto that thread's NVTX ranges. Their callback ids (at most
+/// `max_launch_cbids`), chosen by name at start; empty when not recorded.
+constexpr std::size_t max_launch_cbids = 256;
+CUpti_CallbackId g_launch_cbids[max_launch_cbids];
+std::size_t g_launch_cbid_count = 0;
+
+/// Whether a driver function's name (CUPTI's, e.g. "cuMemcpyHtoDAsync_v2") launches GPU work.
+bool launches_gpu_work(std::string_view name) noexcept {
+  auto starts = [&](std::string_view p) { return name.substr(0, p.size()) == p; };
+  if (starts("cuLaunchHostFunc")) {
+    return false;  // runs on the CPU: no GPU record to tie
+  }
+  return starts("cuLaunch") || starts("cuMemcpy") || starts("cuMemset") || starts("cuGraphLaunch");
+}
+
+/// `NVTXPP_DRIVER_LAUNCHES=off`: no driver launch records (to measure what they cost; see
+/// docs/capture.md, "What GPU work is attributed, and how").
+bool driver_launches_wanted() noexcept {
+  char const* v = std::getenv("NVTXPP_DRIVER_LAUNCHES");
+  return v == nullptr || std::strcmp(v, "off") != 0;
+}
+
+void enable_launch_cbids(bool on) noexcept {
+  for (std::size_t i = 0; i < g_launch_cbid_count; ++i) {
+    g_api.enable_driver_api(g_launch_cbids[i], on ? 1 : 0);
+  }
 }
 
 uint64_t CUPTIAPI timestamp() { return static_cast<uint64_t>(monotonic_ns()); }
@@ -345,6 +378,7 @@ void final_flush() noexcept {
   // Our own synchronisation is not the program's: stop recording API calls first.
   g_api.disable(CUPTI_ACTIVITY_KIND_RUNTIME);
   g_api.disable(CUPTI_ACTIVITY_KIND_DRIVER);
+  enable_launch_cbids(false);
   synchronize_devices();
   g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   collect_dropped();
@@ -533,6 +567,36 @@ void start_stream_names(void* lib) noexcept {
   }
 }
 
+/// Enables the activity records of the driver functions that launch GPU work (unless every
+/// driver call is recorded anyway, --cuda-api=all). Returns the `driver_api` info record's text:
+/// what the recording holds of the driver API.
+std::string start_driver_launches(void* lib) {
+  if (driver_api_wanted()) {
+    return "driver_api=all";
+  }
+  if (!driver_launches_wanted()) {
+    return "driver_api=off";
+  }
+  std::string why;
+  if (!resolve(lib, "cuptiActivityEnableDriverApi", g_api.enable_driver_api, why)) {
+    return "driver_api=unavailable:" + why;
+  }
+  for (CUpti_CallbackId cbid = 1;
+       cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && g_launch_cbid_count < max_launch_cbids; ++cbid) {
+    char const* name = api_name(CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    if (name != nullptr && launches_gpu_work(name)) {
+      CUptiResult const r = g_api.enable_driver_api(cbid, 1);
+      if (r != CUPTI_SUCCESS) {
+        enable_launch_cbids(false);
+        g_launch_cbid_count = 0;
+        return "driver_api=unavailable:cuptiActivityEnableDriverApi: " + result_text(r);
+      }
+      g_launch_cbids[g_launch_cbid_count++] = cbid;
+    }
+  }
+  return "driver_api=launches:" + std::to_string(g_launch_cbid_count);
+}
+
 // The capture window (set_gpu_window): the activity kinds start_cupti enabled are disabled
 // while it is closed.
 std::mutex g_window_mutex;
@@ -558,6 +622,7 @@ void set_kinds(bool on) noexcept {
       g_api.disable(kind);
     }
   }
+  enable_launch_cbids(on);
 }
 
 /// Loads CUPTI and enables recording; on failure returns the reason.
@@ -636,6 +701,7 @@ std::string start_cupti() {
     }
   }
   g_api.enable(CUPTI_ACTIVITY_KIND_DEVICE);  // device names: nice to have
+  write_info(start_driver_launches(lib));
   start_stream_names(lib);
   {
     std::lock_guard<std::mutex> lock{g_window_mutex};

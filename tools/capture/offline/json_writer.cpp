@@ -623,7 +623,7 @@ void json_sink::on_api(api_info const& a) {
       r.cbid, r.correlation, r.return_value);
   d_->end();
   ++events_;
-  if (r.correlation != 0) {
+  if (r.correlation != 0 && !a.nested) {  // a nested call's work is its runtime call's
     d_->api_at[r.correlation] = {r.start, r.tid};
   }
 }

@@ -2,6 +2,7 @@
 // (trace_model_internal.hpp).
 
 #include "graph_ranges.hpp"
+#include "launch_index.hpp"
 #include "trace_model_internal.hpp"
 
 #include "kernel_names.hpp"
@@ -270,7 +271,42 @@ class process_reader {
     }
   }
 
+  /// The process's API records, for launch_index; and whether the recording lists every driver
+  /// call (--cuda-api=all, or a recording older than the `driver_api` info record) or only the
+  /// driver calls that launch GPU work, where the runtime's own (nested) ones are left out.
+  std::vector<rec::gpu_api> api_records(bool& all_driver_calls) const {
+    std::vector<rec::gpu_api> calls;
+    all_driver_calls = true;
+    for (auto const& g : pf_.gpu) {
+      if (g.kind == rec::gpu_record::api && g.size >= sizeof(rec::gpu_api)) {
+        calls.push_back(rec::load<rec::gpu_api>(g.body));
+      } else if (g.kind == rec::gpu_record::info) {
+        std::string_view const text{reinterpret_cast<char const*>(g.body), g.size};
+        if (text.rfind("driver_api=", 0) == 0) {
+          all_driver_calls = text == "driver_api=all";
+        }
+      }
+    }
+    return calls;
+  }
+
+  /// Ties a GPU operation to its launching call (launch_index::launcher), counting those tied
+  /// to none. Returns false for those.
+  template <class R>
+  bool attribute(R& raw, launch_index const& launches, int kind) {
+    std::uint32_t const by = launches.launcher(raw.correlation);
+    if (by == 0) {
+      ++unattributed_[kind];
+      ++totals_.unattributed[kind];
+      return false;
+    }
+    raw.correlation = by;
+    return true;
+  }
+
   void gpu() {
+    bool all_driver_calls = true;
+    launch_index const launches{api_records(all_driver_calls)};
     std::unordered_map<std::uint32_t, std::string> demangled;
     if (!gpu_offset_text_.empty()) {
       std::string_view const text{gpu_offset_text_};
@@ -307,6 +343,7 @@ class process_reader {
             break;
           }
           shift(k.raw);
+          attribute(k.raw, launches, 0);
           k.name = gpu_string(k.raw.name);
           auto [it, fresh] = demangled.try_emplace(k.raw.name);
           if (fresh) {
@@ -328,6 +365,7 @@ class process_reader {
             break;
           }
           shift(m.raw);
+          attribute(m.raw, launches, 1);
           graph_tail(g, sizeof m.raw, m, graph_ranges::work_kind::memcpy);
           note_stream(m.raw.device, m.raw.context, m.raw.stream);
           ++totals_.gpu_ops;
@@ -343,6 +381,7 @@ class process_reader {
             break;
           }
           shift(m.raw);
+          attribute(m.raw, launches, 2);
           graph_tail(g, sizeof m.raw, m, graph_ranges::work_kind::memset);
           note_stream(m.raw.device, m.raw.context, m.raw.stream);
           ++totals_.gpu_ops;
@@ -368,6 +407,10 @@ class process_reader {
           api_info a{pid_, rec::load<rec::gpu_api>(g.body), {}};
           if (bad_times(a.raw.start, a.raw.end)) {
             break;
+          }
+          a.nested = launches.nested(a.raw);
+          if (a.nested && !all_driver_calls) {
+            break;  // a launch function the runtime called: its call is the runtime's
           }
           shift(a.raw);
           a.name = gpu_string(a.raw.name);
@@ -402,6 +445,13 @@ class process_reader {
         default:
           break;
       }
+    }
+    if (std::uint64_t const n = unattributed_[0] + unattributed_[1] + unattributed_[2]; n != 0) {
+      warn("gpu_unattributed",
+           fmt::format("pid {}: {} GPU operation(s) with no launching CUDA API call in the "
+                       "recording ({} kernel(s), {} copy(ies), {} memset(s)): kept in the trace, "
+                       "under no NVTX range",
+                       pid_, n, unattributed_[0], unattributed_[1], unattributed_[2]));
     }
   }
 
@@ -625,7 +675,8 @@ class process_reader {
   process_info info_;
   std::uint32_t pid_ = 0;
   rec::clock_map clock_;
-  std::int64_t gpu_offset_ = 0;  // added to every CUPTI time (align_gpu_clock)
+  std::int64_t gpu_offset_ = 0;                // added to every CUPTI time (align_gpu_clock)
+  std::uint64_t unattributed_[3] = {0, 0, 0};  // kernels, copies, memsets with no launching call
   std::string gpu_offset_text_;  // its gpu info record, "" when there are no API calls
   std::int64_t end_ns_ = 0;
   std::int64_t last_ns_ = std::numeric_limits<std::int64_t>::min();

@@ -395,8 +395,9 @@ void summary_sink::on_graph_range(graph_range_info const& g) {
 }
 
 void summary_sink::on_api(api_info const& a) {
-  // As nsys: projection through CUDA runtime calls.
-  if (a.raw.kind == static_cast<std::uint32_t>(recording::gpu_api_kind::runtime)) {
+  // As nsys: projection through the call that launched the work, runtime or driver (a driver
+  // call the runtime made inside its own is not one: launch_index.hpp).
+  if (!a.nested) {
     d_->calls[a.raw.tid].push_back({a.raw.start, a.raw.end, a.raw.correlation});
   }
 }

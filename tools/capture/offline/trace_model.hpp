@@ -219,6 +219,10 @@ struct api_info {
   std::uint32_t pid = 0;  ///< the file's process (raw.pid as recorded may be 0)
   recording::gpu_api raw{};
   std::string_view name;  ///< function name as CUPTI gives it ("cudaLaunchKernel_v7000")
+  /// A driver call the CUDA runtime made inside one of its own calls (recorded only with
+  /// --cuda-api=all): listed, but GPU work is attributed to the runtime call around it
+  /// (offline/launch_index.hpp), so a sink relating calls to GPU work skips it.
+  bool nested = false;
 };
 
 /// @brief An `info` record of the CUPTI source ("key=value", gpu_format.hpp gpu_info_keys).
@@ -308,6 +312,9 @@ struct read_totals {
   std::uint64_t counter_samples = 0;  ///< counter samples delivered
   std::uint64_t gpu_ops = 0;          ///< kernels, memcpys, memsets
   std::uint64_t api_calls = 0;
+  /// GPU operations whose launching API call is not in the recording (delivered all the same,
+  /// under no NVTX range): kernels, copies, memsets.
+  std::uint64_t unattributed[3] = {0, 0, 0};
   std::map<std::string, std::uint64_t> warning_counts;  ///< by kind
   std::vector<std::string> warnings;                    ///< the first few, in order found
 };
