@@ -37,6 +37,10 @@ import sys
 
 REPORTS = ["nvtx_sum", "nvtx_gpu_proj_sum", "nvtx_kern_sum", "cuda_gpu_kern_sum",
            "cuda_gpu_mem_time_sum", "cuda_api_sum"]
+# The six reports a program's GPU work is judged by (tests/capture/corpus): every range, every
+# GPU operation under its range, every kernel, copy and memset, by time and by size.
+GPU_REPORTS = ["nvtx_sum", "nvtx_gpu_proj_sum", "nvtx_kern_sum", "cuda_gpu_kern_sum",
+               "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum"]
 
 # Per report: key columns, count columns (compared exactly), time columns (within tolerance).
 SPEC = {
@@ -52,6 +56,8 @@ SPEC = {
     "cuda_gpu_mem_time_sum": (["Operation"], ["Count"],
                               ["Total Time", "Avg", "Med", "Min", "Max"]),
     "cuda_api_sum": (["Name"], ["Num Calls"], ["Total Time", "Avg", "Med", "Min", "Max"]),
+    # Sizes are the program's own: compared exactly, as counts.
+    "cuda_gpu_mem_size_sum": (["Operation"], ["Count", "Total", "Avg", "Med", "Min", "Max"], []),
 }
 KERNEL_REPORTS = {"nvtx_kern_sum", "cuda_gpu_kern_sum"}
 
@@ -154,7 +160,8 @@ def compare(report, ours, theirs, args, again=None):
     head = keys + [f"{c} (ours / nsys)" for c in counts] + [
         "Total (ours)", "Total (nsys)", "max time diff"] + (
         ["nsys vs nsys"] if n is not None else []) + ["ok"]
-    total_col = times[0]
+    total_col = times[0] if times else counts[0]
+    time_mismatches = 0
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for k in sorted(set(a) | set(b), key=lambda k: [str(x) for x in k]):
         ra, rb = a.get(k), b.get(k)
@@ -171,11 +178,12 @@ def compare(report, ours, theirs, args, again=None):
             lines.append("| " + " | ".join(cells) + " |")
             continue
         ok = True
+        counts_ok = True
         for c in counts:
             x, y = number(ra.get(c)), number(rb.get(c))
             cells.append(f"{ra.get(c, '')} / {rb.get(c, '')}")
             if x != y:
-                ok = False
+                ok = counts_ok = False
         row_rel = 0.0
         row_noise = None
         rns = [m[k] for m in n if k in m] if n is not None else []
@@ -198,10 +206,15 @@ def compare(report, ours, theirs, args, again=None):
         cells += [ra.get(total_col, ""), rb.get(total_col, ""), f"{row_rel * 100:.1f}%"]
         if n is not None:
             cells.append("-" if row_noise is None else f"{row_noise * 100:.1f}%")
-        cells.append("yes" if ok else "NO")
-        if not ok:
-            mismatches += 1
+        if counts_ok and not ok and args.counts_only:
+            cells.append("times differ")
+            time_mismatches += 1
+        else:
+            cells.append("yes" if ok else "NO")
+            if not ok:
+                mismatches += 1
         lines.append("| " + " | ".join(cells) + " |")
+    args.time_mismatches = getattr(args, "time_mismatches", 0) + time_mismatches
     return lines, mismatches, max_rel, notes, max_noise
 
 
@@ -219,7 +232,11 @@ def main():
     ap.add_argument("--kernel-names", choices=["mangled", "demangled", "base"], default="mangled")
     ap.add_argument("--lenient", default="",
                     help="comma-separated reports where rows in one file only are notes")
-    ap.add_argument("--reports", default=",".join(REPORTS))
+    ap.add_argument("--reports", default=",".join(REPORTS),
+                    help="comma-separated reports, or `gpu` for the six of GPU_REPORTS")
+    ap.add_argument("--counts-only", action="store_true",
+                    help="rows and counts decide; time cells outside the tolerance are noted")
+    ap.add_argument("--json", help="also write {report: [rows ours, rows nsys, mismatches]}")
     ap.add_argument("--noise", action="append", default=[],
                     help="another nsys export of the same program (run-to-run noise; repeatable)")
     args = ap.parse_args()
@@ -237,6 +254,8 @@ def main():
              + "`, `".join(os.path.basename(f) for f in args.noise) + "`)" if args.noise else "")
           + ".\n")
     summary = []
+    if args.reports == "gpu":
+        args.reports = ",".join(GPU_REPORTS)
     for report in filter(None, args.reports.split(",")):
         if report not in SPEC:
             print(f"compare_nsys: unknown report {report}", file=sys.stderr)
@@ -268,6 +287,13 @@ def main():
     for report, na, nb, mism, max_rel, noise in summary:
         print(f"| {report} | {na} / {nb} | {mism} | {max_rel * 100:.1f}% |"
               + (f" {noise * 100:.1f}% |" if args.noise else ""))
+    if args.counts_only and getattr(args, "time_mismatches", 0):
+        print(f"\n{args.time_mismatches} row(s) with equal counts and time cells outside the "
+              "tolerance (noted, --counts-only)")
+    if args.json:
+        import json
+        with open(args.json, "w") as fh:
+            json.dump({r: [na, nb, mism] for r, na, nb, mism, _, _ in summary}, fh)
     return 1 if total_mismatch else 0
 
 
