@@ -70,6 +70,16 @@ PY
     "$capture" --summary-only --cuda-api=all --keep-raw "$work/probe" -- \
       "$build/tests/capture/corpus/nvtxpp_corpus_cublas_gemm" >/dev/null 2>&1
     python3 "$here/api_probe.py" "$work/probe" | tee "$out/probe.txt"
+    step "the default before driver launches were recorded (NVTXPP_DRIVER_LAUNCHES=off): must disagree"
+    for t in cublaslt_matmul driver_api; do
+      NVTXPP_DRIVER_LAUNCHES=off python3 "$here/../tests/capture/corpus/compare_corpus.py" \
+        "before_$t" --capture "$capture" --out "$build/corpus-before" -- \
+        "$build/tests/capture/corpus/nvtxpp_corpus_$t" >"$work/before_$t.txt" 2>&1
+      status=$?
+      grep -E "^\| (nvtx_|cuda_)|no launching" "$work/before_$t.txt"
+      echo "before_$t: status $status (1: the reports disagree, as expected)"
+      [ "$status" = 1 ] || failed+=("before_$t disagreed not (status $status)")
+    done
     step "--cuda-api=all against nsys: cuBLASLt and the driver API"
     for t in cublaslt_matmul driver_api; do
       check "all $t" python3 "$here/../tests/capture/corpus/compare_corpus.py" "all_$t" \

@@ -45,9 +45,12 @@ def main():
     ap.add_argument("--nsys")
     ap.add_argument("--nsys-arg", action="append", default=[])
     ap.add_argument("--capture-arg", action="append", default=[])
-    ap.add_argument("program", nargs=argparse.REMAINDER)
-    a = ap.parse_args()
-    prog = a.program[1:] if a.program and a.program[0] == "--" else a.program
+    argv = sys.argv[1:]
+    if "--" not in argv:
+        ap.error("the program follows --")
+    cut = argv.index("--")
+    a = ap.parse_args(argv[:cut])
+    prog = argv[cut + 1:]
     nsys = find_nsys(a.nsys)
     os.makedirs(a.out, exist_ok=True)
     base = os.path.join(a.out, a.name)

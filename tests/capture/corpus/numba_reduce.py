@@ -10,7 +10,13 @@ import ctypes
 import sys
 
 import numpy as np
-from numba import cuda
+
+if not hasattr(np, "row_stack"):
+    # The GPU machine's numba-cuda names np.row_stack, which numpy 2.5 removed (an alias of
+    # np.vstack): restore the alias so numba-cuda imports there.
+    np.row_stack = np.vstack
+
+from numba import cuda  # noqa: E402
 
 nvtx = ctypes.CDLL(sys.argv[1])
 nvtx.corpus_push.argtypes = [ctypes.c_char_p]
