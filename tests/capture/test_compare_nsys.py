@@ -98,6 +98,29 @@ def main():
         check(rc == 1 and "only in ours: _Z1kv" in out,
               f"a report nsys skipped (no data) leaves our rows unmatched (exit {rc})")
 
+        # --counts-only (the corpus): times are noted, rows and counts decide.
+        rc, out = compare(base, db("slow2", {"nvtx_sum": nvtx(t1=2000000),
+                                            "cuda_gpu_kern_sum": KERN}), "--counts-only")
+        check(rc == 0 and "times differ" in out and "1 row(s) with equal counts" in out,
+              f"--counts-only: a time 2x off is noted, not a mismatch (exit {rc})")
+        rc, _ = compare(base, db("count2", {"nvtx_sum": nvtx(n2=2), "cuda_gpu_kern_sum": KERN}),
+                        "--counts-only")
+        check(rc == 1, f"--counts-only: a different instance count still is a mismatch (exit {rc})")
+
+        # cuda_gpu_mem_size_sum: sizes are compared exactly; --json writes the per-report tally.
+        size = ('Total (MB),Count,Avg (MB),Med (MB),Min (MB),Max (MB),StdDev (MB),Operation\n'
+                '{t},2,{a},{a},{a},{a},0.000,[CUDA memcpy Host-to-Device]\n')
+        sized = db("size", {"cuda_gpu_mem_size_sum": size.format(t="8.389", a="4.194")})
+        js = os.path.join(tmp, "tally.json")
+        rc, out = compare(sized, db("size2", {"cuda_gpu_mem_size_sum": size.format(
+            t="8.389", a="4.194")}), "--reports", "cuda_gpu_mem_size_sum", "--json", js)
+        check(rc == 0 and json.load(open(js)) == {"cuda_gpu_mem_size_sum": [1, 1, 0]},
+              f"equal sizes match; --json tallies rows and mismatches (exit {rc})")
+        rc, _ = compare(sized, db("size3", {"cuda_gpu_mem_size_sum": size.format(
+            t="8.390", a="4.195")}), "--reports", "cuda_gpu_mem_size_sum", "--counts-only")
+        check(rc == 1, f"a byte total that differs is a mismatch, even with --counts-only "
+              f"(exit {rc})")
+
         rc, out = compare(base, os.path.join(tmp, "absent"))
         check(rc == 2, f"a missing file: exit 2 (got {rc})")
     return 1 if failures else 0
