@@ -39,3 +39,15 @@ if [ ! -e /usr/include/sqlite3.h ]; then
     sqlite_args=(-DSQLite3_INCLUDE_DIR="$work/sq/usr/include" -DSQLite3_LIBRARY="$gpu_sqlite_lib")
   fi
 fi
+
+# `finish`: the closing step every script ends with: ALL PASSED and exit 0, or the failures and
+# exit 1.
+finish() {
+  step "summary"
+  if [ ${#failed[@]} -eq 0 ]; then
+    echo "ALL PASSED"
+    exit 0
+  fi
+  printf 'FAILED: %s\n' "${failed[@]}"
+  exit 1
+}

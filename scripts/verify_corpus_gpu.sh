@@ -109,10 +109,4 @@ PY
   esac
 done
 
-step "summary"
-if [ ${#failed[@]} -eq 0 ]; then
-  echo "ALL PASSED"
-  exit 0
-fi
-printf 'FAILED: %s\n' "${failed[@]}"
-exit 1
+finish
