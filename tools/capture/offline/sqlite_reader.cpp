@@ -37,7 +37,8 @@ class process_reader {
   void run() {
     process_info info;
     info.pid = p_.new_pid;
-    info.command = p_.label;
+    info.command = p_.name;
+    info.title = p_.label;  // holds the recorded pid already (the merged one may differ)
     info.path = in_.path;
     info.start_ns = in_.shift_ns;
     for (auto* s : sinks_) {
