@@ -100,6 +100,9 @@ class process_reader {
       names(named);
     }
     for (auto const& [tid, name] : named) {
+      if (!p_.has_thread(static_cast<std::uint32_t>(tid))) {
+        continue;  // a named thread without events would be an empty track
+      }
       thread_info th{p_.new_pid, tid, name, true};
       for (auto* s : sinks_) {
         s->on_thread(th);
