@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -359,6 +360,123 @@ def case_merge_gpu(a, tmp):
           f"kernels of three processes in the JSON: {len(kern)}")
 
 
+def with_idle_processes(src, dst, idle=150):
+    """A copy of `src` listing, as an `nsys export` does, every process of the machine: `idle`
+    processes (kthreadd, kworkers) with named threads and no event, named threads without events
+    in the recorded process besides its named main thread, and one more process whose only event
+    is a kernel (GPU work counts as an event)."""
+    shutil.copy(src, dst)
+    c = sqlite3.connect(dst)
+    (gpid, ) = c.execute("SELECT globalPid FROM PROCESSES").fetchone()
+    vm = gpid & ~((1 << 48) - 1)  # the bits above the pid, as the recorded process has them
+    pid = (gpid >> 24) & 0xFFFFFF
+    c.execute("INSERT INTO StringIds (value) VALUES ('cuda-EvtHandlr')")
+    (name_id, ) = c.execute("SELECT id FROM StringIds WHERE value = 'cuda-EvtHandlr'").fetchone()
+    for i in range(idle):
+        p = 20000 + i
+        c.execute("INSERT INTO PROCESSES (globalPid, pid, name) VALUES (?, ?, ?)",
+                  (vm | p << 24, p, "kthreadd" if i == 0 else f"kworker/{i}:0"))
+        c.execute("INSERT INTO ThreadNames (nameId, priority, globalTid) VALUES (?, 0, ?)",
+                  (name_id, vm | p << 24 | p))
+    for tid in (pid, pid + 1, pid + 2):  # the main thread, and two that did nothing
+        c.execute("INSERT INTO ThreadNames (nameId, priority, globalTid) VALUES (?, 0, ?)",
+                  (name_id, vm | pid << 24 | tid))
+    gpu_only = 30000
+    c.execute("INSERT INTO PROCESSES (globalPid, pid, name) VALUES (?, ?, 'gpu-only')",
+              (vm | gpu_only << 24, gpu_only))
+    cols = [r[1] for r in c.execute("PRAGMA table_info(CUPTI_ACTIVITY_KIND_KERNEL)")]
+    sel = ", ".join("?" if x == "globalPid" else f'"{x}"' for x in cols)
+    c.execute(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT {sel} FROM "
+              "CUPTI_ACTIVITY_KIND_KERNEL LIMIT 1", (vm | gpu_only << 24,))
+    c.commit()
+    c.close()
+    return idle
+
+
+def with_events(path):
+    """({pid with an event}, {(pid, tid) with an event}, {pid listed in PROCESSES}, {(pid, tid)
+    named}) of an input, by our own SQL: events are NVTX ranges and marks, CUDA API calls,
+    counter samples (per thread) and GPU work (per process)."""
+    def split(gid):
+        return (gid >> 24) & 0xFFFFFF, gid & 0xFFFFFF
+    with db(path) as c:
+        threads = {split(g) for (g, ) in c.execute(
+            "SELECT globalTid FROM NVTX_EVENTS WHERE eventType IN (34, 59, 60) UNION "
+            "SELECT globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME UNION "
+            "SELECT globalTid FROM GENERIC_EVENTS")}
+        gpu = {split(g)[0] for (g, ) in c.execute(
+            "SELECT globalPid FROM CUPTI_ACTIVITY_KIND_KERNEL UNION "
+            "SELECT globalPid FROM CUPTI_ACTIVITY_KIND_MEMCPY UNION "
+            "SELECT globalPid FROM CUPTI_ACTIVITY_KIND_MEMSET UNION "
+            "SELECT globalPid FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION")}
+        listed = {split(g)[0] for (g, ) in c.execute("SELECT globalPid FROM PROCESSES")}
+        named = {split(g) for (g, ) in c.execute("SELECT globalTid FROM ThreadNames")}
+    return {p for p, _ in threads} | gpu, threads, listed, named
+
+
+def case_merge_empty_processes(a, tmp):
+    """An nsys-export-like input listing every process of the machine: the merged trace (SQLite
+    and JSON) holds the processes and threads with events only, stderr counts those kept and
+    those left out, track names carry one pid each, and every summary ends with a newline."""
+    src = convert_reference(a, tmp, "gpu.rank0.sqlite", 0)
+    inp = os.path.join(tmp, "report.0.sqlite")
+    idle = with_idle_processes(src, inp)
+    pids_ev, threads_ev, listed, named = with_events(inp)
+    check(len(pids_ev) == 2 and len(listed) == idle + 2, f"the input: {pids_ev}, {len(listed)}")
+    out = os.path.join(tmp, "m.sqlite")
+    p = merge(a, "-o", out, "--no-summary", inp)
+    if not check(p.returncode == 0, f"merge exits 0: {p.stderr}"):
+        return
+    with db(out) as c:
+        procs = sorted(pid for (pid, ) in c.execute("SELECT pid FROM PROCESSES"))
+        tnames = {((g >> 24) & 0xFFFFFF, g & 0xFFFFFF)
+                  for (g, ) in c.execute("SELECT globalTid FROM ThreadNames")}
+        stream_pids = {pid for (pid, ) in c.execute(
+            "SELECT processId FROM TARGET_INFO_NVTX_CUDA_STREAM")}
+    check(procs == sorted(pids_ev), f".sqlite PROCESSES: the {len(pids_ev)} processes with events,"
+          f" got {len(procs)}: {procs[:5]}...")
+    check(tnames and tnames == named & threads_ev, f".sqlite ThreadNames: named threads with events only, "
+          f"got {sorted(tnames)[:5]}...")
+    check(stream_pids <= pids_ev, f"stream names of kept processes only: {stream_pids}")
+    with db(out) as c:
+        got = [tuple(r) for r in c.execute(ref.QUERIES["nvtx_sum"][1])]
+    check(got == ref.NVTX_SUM, f"the ranges are all there: {got}")
+    check("from 2 process(es) with events" in p.stderr,
+          f"stderr counts the processes with events: {p.stderr}")
+    check(f"({idle} process(es) and " in p.stderr,
+          f"stderr counts the empty processes left out: {p.stderr}")
+    check(f"{len(named - threads_ev)} named thread(s) without events left out" in p.stderr,
+          f"stderr counts the named threads left out: {p.stderr}")
+    # JSON: process and thread tracks of processes and threads with events; one pid per name.
+    js = os.path.join(tmp, "m.json")
+    other = convert_reference(a, tmp, "gpu.rank1.sqlite", 1)  # the same pid, another rank
+    p = merge(a, "-o", js, "--no-summary", inp, other)
+    check(p.returncode == 0 and "from 3 process(es) with events" in p.stderr,
+          f"merge -o .json: {p.stderr}")
+    with open(js, encoding="utf-8") as fh:
+        ev = json.load(fh)["traceEvents"]
+    meta = [e for e in ev if e.get("ph") == "M"]
+    names = {e["pid"]: e["args"]["name"] for e in meta if e["name"] == "process_name"}
+    sorts = {e["pid"] for e in meta if e["name"] == "process_sort_index"}
+    check(len(names) == 3 and sorts == set(names),
+          f"JSON: 3 processes with events (2 ranks), got {len(names)} named, {len(sorts)} sorted")
+    twice = [n for n in names.values() if len(re.findall(r"\bpid\b", n)) != 1]
+    check(not twice, f"one pid in each process track name, got {twice}")
+    # Thread tracks (not the GPU tracks, which sit above 2^30): named threads with events only.
+    tids = {e["tid"] for e in meta if e["name"] == "thread_name" and e["tid"] < 0x40000000}
+    want = {t for _, t in named & threads_ev}
+    check(want and tids == want, f"JSON thread names: {sorted(want)}, got {sorted(tids)[:5]}...")
+    # Every summary ends with a newline: text and CSV, with and without a trace.
+    for args in (["--summary-only"], ["--summary-only", "--csv"],
+                 ["-o", os.path.join(tmp, "s.json")], ["-o", os.path.join(tmp, "s.sqlite"),
+                                                       "--csv"]):
+        for files in ([inp], [inp, other]):
+            p = merge(a, *args, *files)
+            check(p.returncode == 0 and p.stdout.endswith("\n"),
+                  f"merge {args}: the summary ends with a newline: {p.stdout[-80:]!r}")
+            check(p.stderr.endswith("\n"), f"merge {args}: stderr ends with a newline")
+
+
 def case_merge_damaged(a, tmp):
     """Foreign, truncated and damaged inputs: exit 2 naming the file, nothing written, an
     existing output left as it was."""
@@ -493,6 +611,7 @@ CASES = {
     "merge_counters": case_merge_counters,
     "merge_signal": case_merge_signal,
     "merge_mpirun": case_merge_mpirun,
+    "merge_empty_processes": case_merge_empty_processes,
 }
 
 

@@ -37,8 +37,11 @@ constexpr char usage[] =
     "a cross-rank summary: per range, the spread of its per-rank total time and the slowest\n"
     "rank (with GPU data, the same for each range's GPU projection).\n"
     "\n"
-    "Every input becomes its own process(es), named by rank, host and pid; every input's\n"
-    "times are put on one clock through its wall-clock anchor (its session start time).\n"
+    "Every process of an input that has events (NVTX ranges or marks, CUDA API calls, GPU\n"
+    "work, counter samples) becomes a process of the merged trace, named by rank, host and\n"
+    "pid; processes and named threads without events (an nsys export lists every process of\n"
+    "the machine) are left out, and stderr counts both. Every input's times are put on one\n"
+    "clock through its wall-clock anchor (its session start time).\n"
     "The rank is the one the capture recorded (OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK or\n"
     "SLURM_PROCID), else rankN in the file name (trace.rank3.sqlite) or a number before its\n"
     "extension (report.3.sqlite), else the input's position.\n"
@@ -64,6 +67,18 @@ bool ends_with(std::string const& s, std::string const& suffix) {
 std::string real(std::string const& path) {
   char buf[PATH_MAX];
   return ::realpath(path.c_str(), buf) != nullptr ? std::string{buf} : std::string{};
+}
+
+/// " (N process(es) and M named thread(s) without events left out)", or "" when none.
+std::string left_out(std::size_t processes, std::size_t threads) {
+  if (processes == 0 && threads == 0) {
+    return {};
+  }
+  std::string what = processes != 0 ? fmt::format("{} process(es)", processes) : std::string{};
+  if (threads != 0) {
+    what += fmt::format("{}{} named thread(s)", what.empty() ? "" : " and ", threads);
+  }
+  return " (" + what + " without events left out)";
 }
 
 int bad_usage(std::string const& message) {
@@ -246,10 +261,17 @@ class merge_run {
 
   /// Says on stderr where each input went and what was written; prints the summary.
   void report() const {
+    std::size_t empty_processes = 0;
+    std::size_t empty_threads = 0;
     for (auto const& in : inputs_) {
-      std::fprintf(stderr, "nvtxpp-capture merge: rank %ld (from %s) host %s: %s, clock %+.3f ms\n",
+      std::fprintf(stderr,
+                   "nvtxpp-capture merge: rank %ld (from %s) host %s: %s, clock %+.3f ms, %zu "
+                   "process(es) with events%s\n",
                    in.rank, in.rank_source.c_str(), in.host.empty() ? "unknown" : in.host.c_str(),
-                   in.path.c_str(), static_cast<double>(in.shift_ns) / 1e6);
+                   in.path.c_str(), static_cast<double>(in.shift_ns) / 1e6, in.processes.size(),
+                   left_out(in.empty_processes, in.empty_threads).c_str());
+      empty_processes += in.empty_processes;
+      empty_threads += in.empty_threads;
     }
     if (m_.trace) {
       std::string gpu;
@@ -262,10 +284,11 @@ class merge_run {
       }
       std::fprintf(stderr,
                    "nvtxpp-capture merge: %llu range(s), %llu instant event(s)%s from %zu "
-                   "process(es) of %zu input(s) written to %s\n",
+                   "process(es) with events of %zu input(s)%s written to %s\n",
                    static_cast<unsigned long long>(all_.ranges),
                    static_cast<unsigned long long>(all_.marks), gpu.c_str(), all_.processes,
-                   inputs_.size(), m_.output.c_str());
+                   inputs_.size(), left_out(empty_processes, empty_threads).c_str(),
+                   m_.output.c_str());
     }
     if (m_.summary) {
       std::fflush(stderr);

@@ -371,7 +371,9 @@ void json_sink::begin_process(process_info const& p) {
   auto& b = d_->begin();
   fmt::format_to(std::back_inserter(b),
                  "\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{},\"args\":{{\"name\":", p.pid);
-  quoted(b, fmt::format("{} (pid {})", p.command.empty() ? "process" : p.command, p.pid));
+  quoted(b, !p.title.empty()
+                ? p.title
+                : fmt::format("{} (pid {})", p.command.empty() ? "process" : p.command, p.pid));
   b.append(std::string_view{"}"});
   d_->end();
   ++events_;

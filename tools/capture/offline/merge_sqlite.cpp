@@ -81,12 +81,12 @@ class output_db {
   std::string const* input_ = nullptr;
 };
 
-/// The current input's pid map, for the SQL functions below.
+/// The current input's processes with events (old pid -> new pid), for the SQL functions below.
 struct pid_map {
-  std::unordered_map<std::uint32_t, std::uint32_t> pids;
+  std::unordered_map<std::uint32_t, input_process const*> processes;
   std::uint32_t pid(std::uint32_t p) const {
-    auto it = pids.find(p);
-    return it == pids.end() ? p : it->second;
+    auto it = processes.find(p);
+    return it == processes.end() ? p : it->second->new_pid;
   }
 };
 
@@ -118,6 +118,44 @@ void sql_pid(sqlite3_context* ctx, int, sqlite3_value** argv) {
 
 bool contains(std::vector<std::string> const& v, std::string const& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// nvtxpp_kept(pid): whether the process has events (merge leaves the others out).
+void sql_kept(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  auto const* map = static_cast<pid_map const*>(sqlite3_user_data(ctx));
+  auto const pid = static_cast<std::uint32_t>(sqlite3_value_int64(argv[0]) & 0xFFFFFF);
+  sqlite3_result_int(ctx, map->processes.count(pid) != 0 ? 1 : 0);
+}
+
+// nvtxpp_kept_thread(globalTid): whether the thread has events.
+void sql_kept_thread(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  auto const* map = static_cast<pid_map const*>(sqlite3_user_data(ctx));
+  auto const v = static_cast<std::uint64_t>(sqlite3_value_int64(argv[0]));
+  auto it = map->processes.find(static_cast<std::uint32_t>((v & pid_bits) >> 24));
+  sqlite3_result_int(ctx, it != map->processes.end() &&
+                                  it->second->has_thread(static_cast<std::uint32_t>(v & 0xFFFFFF))
+                              ? 1
+                              : 0);
+}
+
+/// The WHERE clause that keeps the rows of processes and threads with events (a row that names
+/// no owner stays). Every row of the tables that decide which processes have events
+/// (find_processes in sqlite_input.cpp) is an event, so its process is kept: only names, and
+/// NVTX rows that draw nothing, need the test; event rows skip it (SQLite's OR stops at the
+/// first true term), so a large input does not pay a function call per event.
+std::string kept_rows(std::string const& table) {
+  if (table == "ThreadNames") {
+    return " WHERE \"globalTid\" IS NULL OR nvtxpp_kept_thread(\"globalTid\")";
+  }
+  if (table == "TARGET_INFO_NVTX_CUDA_STREAM") {
+    return " WHERE \"processId\" IS NULL OR nvtxpp_kept(\"processId\")";
+  }
+  if (table == "NVTX_EVENTS") {  // thread names (39) are kept as ThreadNames' rows are
+    return " WHERE \"eventType\" = 34 OR (\"eventType\" IN (59, 60) AND \"end\" IS NOT NULL) "
+           "OR \"globalTid\" IS NULL OR (nvtxpp_kept(\"globalTid\" >> 24) AND "
+           "(\"eventType\" IS NOT 39 OR nvtxpp_kept_thread(\"globalTid\")))";
+  }
+  return {};
 }
 
 /// Offsets that keep one input's ids apart from the previous inputs'.
@@ -218,7 +256,9 @@ void create_output(std::string const& path, std::vector<merge_input> const& inpu
 class merger {
  public:
   explicit merger(std::string const& path) : out_{path} {
-    for (auto [name, fn] : {std::pair{"nvtxpp_gid", &sql_gid}, std::pair{"nvtxpp_pid", &sql_pid}}) {
+    for (auto [name, fn] :
+         {std::pair{"nvtxpp_gid", &sql_gid}, std::pair{"nvtxpp_pid", &sql_pid},
+          std::pair{"nvtxpp_kept", &sql_kept}, std::pair{"nvtxpp_kept_thread", &sql_kept_thread}}) {
       if (sqlite3_create_function(out_.get(), name, 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, &map_,
                                   fn, nullptr, nullptr) != SQLITE_OK) {
         throw output_error(path + ": " + sqlite3_errmsg(out_.get()));
@@ -232,9 +272,9 @@ class merger {
   }
 
   void add(merge_input const& in) {
-    map_.pids.clear();
+    map_.processes.clear();
     for (auto const& p : in.processes) {
-      map_.pids[p.pid] = p.new_pid;
+      map_.processes[p.pid] = &p;
     }
     out_.reading(&in.path);
     attach(in);
@@ -303,7 +343,7 @@ class merger {
         "main.StringIds AS m ON m.value = s.value");
   }
 
-  // Every table both have, by the columns both have.
+  // Every table both have, by the columns both have; rows of processes and threads with events.
   void copy_tables(merge_input const& in, offsets const& o) {
     for (auto const& t : tables_) {
       if (!has_table(out_.get(), in.path, t, "src")) {
@@ -320,8 +360,8 @@ class merger {
         exprs += (exprs.empty() ? "" : ", ") + column_expr(c, o);
       }
       if (!cols.empty()) {
-        out_.exec(fmt::format("INSERT INTO main.\"{}\" ({}) SELECT {} FROM src.\"{}\"", t, cols,
-                              exprs, t));
+        out_.exec(fmt::format("INSERT INTO main.\"{}\" ({}) SELECT {} FROM src.\"{}\"{}", t, cols,
+                              exprs, t, kept_rows(t)));
       }
     }
     out_.exec("DROP TABLE temp.nvtxpp_smap");

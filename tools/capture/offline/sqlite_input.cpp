@@ -14,6 +14,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <utility>
 
 namespace nvtxpp::capture {
 
@@ -86,7 +87,91 @@ long rank_from_name(std::string const& path) {
   return -1;
 }
 
+/// The pid (bits 24..47) and tid (bits 0..23) of a globalTid.
+std::pair<std::uint32_t, std::uint32_t> split_gid(std::int64_t gid) noexcept {
+  auto const v = static_cast<std::uint64_t>(gid);
+  return {static_cast<std::uint32_t>((v >> 24) & 0xFFFFFF),
+          static_cast<std::uint32_t>(v & 0xFFFFFF)};
+}
+
+/// The processes of `in` that have events, each with its threads that have events; the
+/// processes and named threads without any counted as left out. An nsys export lists every
+/// process on the machine (kthreadd, kworkers) and every thread it saw: a merged trace of those
+/// would bury the few tracks with something on them.
+void find_processes(sqlite3* db, merge_input& in) {
+  std::string const& path = in.path;
+  std::map<std::uint32_t, std::set<std::uint32_t>> events;  // pid -> tids with events
+  auto scan = [&](char const* table, char const* column, char const* where, bool threads) {
+    if (!has_table(db, path, table)) {
+      return;
+    }
+    // Bits 0..47: pid and tid, without the bits above them (nsys's VM id).
+    auto const sql =
+        fmt::format("SELECT DISTINCT {0} & 281474976710655 FROM {1} WHERE {0} IS NOT NULL{2}",
+                    column, table, where);
+    input_query q{db, path, sql.c_str()};
+    while (q.next()) {
+      auto const [pid, tid] = split_gid(q.i64(0));
+      auto& tids = events[pid];
+      if (threads) {
+        tids.insert(tid);
+      }
+    }
+  };
+  // What the merged trace draws: ranges with an end and marks (the reader's own filter), API
+  // calls, counter samples, GPU work.
+  scan("NVTX_EVENTS", "globalTid",
+       " AND (eventType = 34 OR (eventType IN (59, 60) AND end IS NOT NULL))", true);
+  scan("CUPTI_ACTIVITY_KIND_RUNTIME", "globalTid", "", true);
+  scan("GENERIC_EVENTS", "globalTid", "", true);
+  for (char const* table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+                            "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"}) {
+    scan(table, "globalPid", "", false);
+  }
+  std::map<std::uint32_t, std::string> names;
+  if (has_table(db, path, "PROCESSES")) {
+    input_query q{db, path, "SELECT globalPid, name FROM PROCESSES"};
+    while (q.next()) {
+      auto const pid = split_gid(q.i64(0)).first;
+      names[pid] = std::string{q.text(1)};
+      in.empty_processes += events.count(pid) == 0 ? 1 : 0;
+    }
+  }
+  std::set<std::pair<std::uint32_t, std::uint32_t>> unused;  // named threads without events
+  auto named = [&](char const* table, char const* where) {
+    if (!has_table(db, path, table)) {
+      return;
+    }
+    auto const sql = fmt::format("SELECT DISTINCT globalTid FROM {} WHERE globalTid IS NOT NULL{}",
+                                 table, where);
+    input_query q{db, path, sql.c_str()};
+    while (q.next()) {
+      auto const gid = split_gid(q.i64(0));
+      auto it = events.find(gid.first);
+      if (it == events.end() || it->second.count(gid.second) == 0) {
+        unused.insert(gid);
+      }
+    }
+  };
+  named("ThreadNames", "");
+  named("NVTX_EVENTS", " AND eventType = 39");
+  in.empty_threads = unused.size();
+  for (auto& [pid, tids] : events) {
+    input_process p;
+    p.pid = pid;
+    if (auto it = names.find(pid); it != names.end()) {
+      p.name = it->second;
+    }
+    p.tids.assign(tids.begin(), tids.end());
+    in.processes.push_back(std::move(p));
+  }
+}
+
 }  // namespace
+
+bool input_process::has_thread(std::uint32_t tid) const noexcept {
+  return std::binary_search(tids.begin(), tids.end(), tid);
+}
 
 input_query::input_query(sqlite3* db, std::string const& path, char const* sql)
     : db_{db}, path_{&path} {
@@ -217,43 +302,7 @@ merge_input inspect_input(std::string const& path, std::size_t order) {
       }
     }
   }
-  // Processes: the PROCESSES rows (ours and nsys's list every process that recorded).
-  std::set<std::uint32_t> pids;
-  std::map<std::uint32_t, std::string> names;
-  if (has_table(db.get(), path, "PROCESSES")) {
-    input_query q{db.get(), path, "SELECT globalPid, name FROM PROCESSES"};
-    while (q.next()) {
-      auto const pid = static_cast<std::uint32_t>((q.i64(0) >> 24) & 0xFFFFFF);
-      pids.insert(pid);
-      names[pid] = std::string{q.text(1)};
-    }
-  }
-  // Without a PROCESSES list, every pid that owns a row of a table merge copies (a scan each).
-  static constexpr char const* owned[][2] = {{"NVTX_EVENTS", "globalTid"},
-                                             {"CUPTI_ACTIVITY_KIND_RUNTIME", "globalTid"},
-                                             {"CUPTI_ACTIVITY_KIND_KERNEL", "globalPid"},
-                                             {"CUPTI_ACTIVITY_KIND_MEMCPY", "globalPid"},
-                                             {"CUPTI_ACTIVITY_KIND_MEMSET", "globalPid"},
-                                             {"GENERIC_EVENTS", "globalTid"}};
-  for (auto const& [table, col] : owned) {
-    if (!pids.empty() || !has_table(db.get(), path, table)) {
-      continue;
-    }
-    auto const sql = fmt::format(
-        "SELECT DISTINCT ({} >> 24) & 16777215 FROM {} WHERE {} IS NOT NULL", col, table, col);
-    input_query q{db.get(), path, sql.c_str()};
-    while (q.next()) {
-      pids.insert(static_cast<std::uint32_t>(q.i64(0)));
-    }
-  }
-  for (auto pid : pids) {
-    input_process p;
-    p.pid = pid;
-    if (auto it = names.find(pid); it != names.end()) {
-      p.name = it->second;
-    }
-    in.processes.push_back(std::move(p));
-  }
+  find_processes(db.get(), in);
   return in;
 }
 

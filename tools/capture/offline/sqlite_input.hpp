@@ -54,12 +54,19 @@ class input_query {
   std::string const* path_;
 };
 
-/// @brief One process of an input, with the id it gets in the merged trace.
+/// @brief One process of an input that has events, with the id it gets in the merged trace.
+///
+/// Events: NVTX ranges and marks, CUDA API calls and counter samples (each on a thread), GPU
+/// work (kernels, copies, memsets, synchronisations: on the process).
 struct input_process {
   std::uint32_t pid = 0;      ///< pid as recorded (bits 24..47 of globalPid/globalTid)
   std::uint32_t new_pid = 0;  ///< pid in the merged trace (== pid unless another input has it)
   std::string name;           ///< PROCESSES.name ("" if none)
   std::string label;          ///< the merged trace's process name: rank, host, pid, name
+  std::vector<std::uint32_t> tids;  ///< its threads with events (bits 0..23), sorted
+
+  /// @brief Whether thread `tid` (bits 0..23 of a globalTid) has events.
+  [[nodiscard]] bool has_thread(std::uint32_t tid) const noexcept;
 };
 
 /// @brief What merge needs to know about one input before reading its events.
@@ -72,11 +79,17 @@ struct merge_input {
   std::string rank_source;  ///< "OMPI_COMM_WORLD_RANK", "file name" or "input order"
   std::string host;         ///< "" when the file does not say
   bool has_rank_meta = false;
-  std::vector<input_process> processes;
+  std::vector<input_process> processes;  ///< those with events, by pid
+  /// Processes the input lists (PROCESSES) without any event: an nsys export lists every
+  /// process of the machine. Left out of the merged trace.
+  std::size_t empty_processes = 0;
+  /// Named threads (ThreadNames, NVTX thread names) without any event; left out.
+  std::size_t empty_threads = 0;
 };
 
 /// @brief Checks `path` (an SQLite file, complete, with the export layout's StringIds and
-/// TARGET_INFO_SESSION_START_TIME) and reads its anchor, rank, host and processes.
+/// TARGET_INFO_SESSION_START_TIME) and reads its anchor, rank, host, and the processes and
+/// threads that have events (one scan of each event table).
 /// @throws input_error naming the file
 [[nodiscard]] merge_input inspect_input(std::string const& path, std::size_t order);
 

@@ -37,7 +37,8 @@ class process_reader {
   void run() {
     process_info info;
     info.pid = p_.new_pid;
-    info.command = p_.label;
+    info.command = p_.name;
+    info.title = p_.label;  // holds the recorded pid already (the merged one may differ)
     info.path = in_.path;
     info.start_ns = in_.shift_ns;
     for (auto* s : sinks_) {
@@ -99,6 +100,9 @@ class process_reader {
       names(named);
     }
     for (auto const& [tid, name] : named) {
+      if (!p_.has_thread(static_cast<std::uint32_t>(tid))) {
+        continue;  // a named thread without events would be an empty track
+      }
       thread_info th{p_.new_pid, tid, name, true};
       for (auto* s : sinks_) {
         s->on_thread(th);

@@ -53,6 +53,9 @@ struct process_info {
   std::int64_t end_ns = 0;    ///< process end (end_process: last event when not finished)
   bool finished = false;      ///< the process flushed its file at exit (end_process only)
   bool killed = false;        ///< it ended by a signal the recorder saw (end_process only)
+  /// The whole track name where the source gives one (merge: rank, host, recorded pid, name),
+  /// shown as is; "" to name the process by command and pid.
+  std::string title;
 };
 
 /// @brief A thread of a process that recorded events or was named.
