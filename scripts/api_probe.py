@@ -49,7 +49,7 @@ def main():
                 c = w["correlation"]
                 work[(kind, "runtime" if c in runtime_ids else
                       ("driver:" + driver_ids[c]) if c in driver_ids else "none")] += 1
-        print(f"pid file {f.path if hasattr(f, 'path') else ''}: {len(apis)} API records")
+        print(f"{len(apis)} API records; driver_api={f.info_values('driver_api')}")
         print(f"  driver records inside a runtime call: {sum(nested.values())}, of which "
               f"sharing its correlation id: {sum(shared.values())}")
         for name, n in nested.most_common(12):

@@ -70,6 +70,11 @@ PY
     "$capture" --summary-only --cuda-api=all --keep-raw "$work/probe" -- \
       "$build/tests/capture/corpus/nvtxpp_corpus_cublas_gemm" >/dev/null 2>&1
     python3 "$here/api_probe.py" "$work/probe" | tee "$out/probe.txt"
+    rm -rf "$work/probe-default"
+    "$capture" --summary-only --keep-raw "$work/probe-default" -- \
+      "$build/tests/capture/corpus/nvtxpp_corpus_cublas_gemm" >/dev/null 2>&1
+    echo "default recording:" | tee -a "$out/probe.txt"
+    python3 "$here/api_probe.py" "$work/probe-default" | tee -a "$out/probe.txt"
     step "the default before driver launches were recorded (NVTXPP_DRIVER_LAUNCHES=off): must disagree"
     for t in cublaslt_matmul driver_api; do
       NVTXPP_DRIVER_LAUNCHES=off python3 "$here/../tests/capture/corpus/compare_corpus.py" \
