@@ -12,7 +12,7 @@
 #
 # Environment: NSYS, BUILD_DIR (default build-corpus-gpu), ROUNDS (launch rounds, default 12),
 # JOBS (corpus programs at a time, default 3).
-# OUT_DIR receives log.txt, corpus.md (the table), corpus/*.md (side-by-side reports),
+# OUT_DIR receives log.txt, corpus.md (the table), corpus-tables.tgz (side-by-side reports),
 # probe.txt, launch-driver.txt and launch-driver-cost.txt.
 set -u
 out="${1:-${OUT:-out/corpus-gpu}}"
@@ -44,8 +44,8 @@ for phase in $phases; do
     step "the corpus against nsys (six reports, rows and counts)"
     check corpus ctest --test-dir "$build" -L corpus -j "${JOBS:-3}" --output-on-failure \
       --timeout 900
-    mkdir -p "$out/corpus"
-    cp "$build"/corpus/*.md "$out/corpus/" 2>/dev/null
+    # One archive of the per-program tables (the device tool brings back few files).
+    (cd "$build/corpus" && tar czf "$out/corpus-tables.tgz" ./*.md)
     python3 - "$build/corpus" >"$out/corpus.md" <<'PY'
 import glob, json, os, sys
 reports = ["nvtx_sum", "nvtx_gpu_proj_sum", "nvtx_kern_sum", "cuda_gpu_kern_sum",
