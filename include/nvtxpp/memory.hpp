@@ -216,10 +216,24 @@ template <typename... Ts>
 using if_named = std::enable_if_t<(sizeof...(Ts) > 0), int>;
 
 template <typename U, typename = void>
-struct has_allocate : std::false_type {};
+struct has_allocate_member : std::false_type {};
 template <typename U>
-struct has_allocate<U, std::void_t<decltype(std::declval<U&>().allocate(std::size_t{}))>>
-    : std::is_pointer<decltype(std::declval<U&>().allocate(std::size_t{}))> {};
+struct has_allocate_member<U, std::void_t<decltype(&U::allocate)>> : std::true_type {};
+template <typename U, typename = void>
+struct allocates_bytes : std::false_type {};
+template <typename U>
+struct allocates_bytes<U, std::void_t<decltype(std::declval<U&>().allocate(std::size_t{}))>>
+    : std::true_type {};
+template <typename U, typename = void>
+struct allocates_aligned : std::false_type {};
+template <typename U>
+struct allocates_aligned<U, std::void_t<decltype(std::declval<U&>().allocate(std::size_t{},
+                                                                              std::size_t{}))>>
+    : std::true_type {};
+/// Whether U looks like an allocator: an `allocate` member (taking the size first).
+template <typename U>
+inline constexpr bool has_allocate =
+    has_allocate_member<U>::value || allocates_bytes<U>::value || allocates_aligned<U>::value;
 
 }  // namespace detail
 
@@ -400,7 +414,7 @@ class heap_in {
   /// @brief A heap named @p name.
   heap_in(void const* base, std::size_t bytes, std::string_view name) noexcept {
 #if NVTXPP_ENABLED
-    if (!detail::memory_tool_possible() || base == nullptr || bytes == 0) return;
+    if (!listened(base, bytes)) return;
     detail::with_name([&](char const* t) { open(base, bytes, t); }, name);
 #else
     static_cast<void>(base);
@@ -414,7 +428,7 @@ class heap_in {
   heap_in(void const* base, std::size_t bytes, detail::format_string_for<Args...> format,
           Args&&... args) noexcept {
 #if NVTXPP_ENABLED
-    if (!detail::memory_tool_possible() || base == nullptr || bytes == 0) return;
+    if (!listened(base, bytes)) return;
     detail::with_name([&](char const* t) { open(base, bytes, t); }, format, args...);
 #else
     static_cast<void>(base);
@@ -568,6 +582,15 @@ class heap_in {
 #endif
     detail::release(s);
   }
+
+#if NVTXPP_ENABLED
+  /// Whether a heap over [base, base + bytes) is worth naming: a tool may take the memory
+  /// extension and one listens to domain D (a tool without nvtxDomainIsEnabled says yes).
+  [[nodiscard]] static bool listened(void const* base, std::size_t bytes) noexcept {
+    return base != nullptr && bytes != 0 && detail::memory_tool_possible() &&
+           detail::domain_enabled<D>();
+  }
+#endif
 
   [[nodiscard]] bool usable(void const* ptr, std::size_t bytes) const noexcept {
     return state_ != nullptr && state_->contains(ptr, bytes);
@@ -751,7 +774,7 @@ using access_scope = access_scope_in<global_domain>;
 /// The domain comes from the heap: `nvtxpp::annotated_allocator alloc{my_pool, my_heap};`.
 template <typename Upstream, typename D = global_domain>
 class annotated_allocator {
-  static_assert(detail::has_allocate<Upstream>::value,
+  static_assert(detail::has_allocate<Upstream>,
                 "nvtxpp::annotated_allocator: the upstream needs `allocate(std::size_t)` "
                 "returning a pointer, and `deallocate(pointer, std::size_t)`");
 
