@@ -22,7 +22,7 @@
 /// - a heap over a null base or zero bytes is not registered, nor are its regions;
 /// - a region that is null, of zero bytes, or not wholly inside its heap is not registered
 ///   (`registered()` is false); it still reports the pointer and size it was given;
-/// - a region that outlives its heap (or its heap's `reset()`) makes no call when it ends: NVTX
+/// - a region that outlives its heap (or its heap's `reset_regions()`) makes no call when it ends: NVTX
 ///   drops a heap's regions with the heap, and the address may already belong to a new heap;
 /// - `resize()` to zero bytes or past the heap's end changes nothing and returns false.
 /// Overlapping regions are passed to the tool as they are. Heaps, regions and scopes may be
@@ -91,7 +91,7 @@ namespace detail {
 /// when a tool registered the heap; freed by the last of the heap and its regions.
 struct heap_state {
   std::atomic<std::uint32_t> refs{1};
-  std::atomic<std::uint32_t> generation{0};  ///< bumped by reset(): older regions are gone
+  std::atomic<std::uint32_t> generation{0};  ///< bumped by reset_regions(): older regions are gone
   std::atomic<bool> alive{true};             ///< false once the heap is unregistered
 #if NVTXPP_ENABLED
   nvtxMemHeapHandle_t handle = nullptr;
@@ -240,7 +240,7 @@ inline constexpr bool has_allocate =
 /// @brief A registered sub-allocation of a heap (made by heap_in::region()). Unregistered when
 /// it ends. Movable, not copyable. See the file comment for what happens on misuse.
 template <typename D = global_domain>
-class [[nodiscard]] region_in {
+class region_in {
  public:
   /// @brief An empty region: registers nothing.
   region_in() noexcept = default;
@@ -349,7 +349,7 @@ class [[nodiscard]] region_in {
 /// @brief Many regions of one heap registered (and named) in one NVTX call each, unregistered
 /// together when it ends. Ranges outside the heap, null or empty, are left out.
 template <typename D = global_domain>
-class [[nodiscard]] region_batch_in {
+class region_batch_in {
  public:
   region_batch_in() noexcept = default;
   region_batch_in(region_batch_in&& other) noexcept
@@ -526,8 +526,9 @@ class heap_in {
 #endif
   }
 
-  /// @brief Forgets every region (nvtxMemHeapReset): live region objects become unregistered.
-  void reset() noexcept {
+  /// @brief Forgets every region at once (nvtxMemHeapReset): live region objects become
+  /// unregistered and make no call when they end.
+  void reset_regions() noexcept {
 #if NVTXPP_ENABLED
     if (state_ == nullptr) return;
     state_->generation.fetch_add(1, std::memory_order_acq_rel);

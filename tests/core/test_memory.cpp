@@ -263,7 +263,7 @@ TEST_CASE("a region that outlives its heap, or its heap's reset, makes no call w
   SECTION("heap reset") {
     nvtxpp::heap h{g_pool, sizeof g_pool};
     auto a = h.region(g_pool, 32);
-    h.reset();
+    h.reset_regions();
     CHECK_FALSE(a.registered());
     auto b = h.region(g_pool, 32);
     CHECK(b.registered());
