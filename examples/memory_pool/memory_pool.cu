@@ -27,14 +27,14 @@ namespace {
 constexpr int bad_usage = 64;
 constexpr int no_gpu = 2;
 
-#define MEMORY_POOL_CHECK(call)                                                          \
-  do {                                                                                   \
-    cudaError_t const memory_pool_err_ = (call);                                         \
-    if (memory_pool_err_ != cudaSuccess) {                                               \
-      std::fprintf(stderr, "memory_pool: %s failed: %s\n", #call,                        \
-                   cudaGetErrorString(memory_pool_err_));                                \
-      std::exit(1);                                                                      \
-    }                                                                                    \
+#define MEMORY_POOL_CHECK(call)                                   \
+  do {                                                            \
+    cudaError_t const memory_pool_err_ = (call);                  \
+    if (memory_pool_err_ != cudaSuccess) {                        \
+      std::fprintf(stderr, "memory_pool: %s failed: %s\n", #call, \
+                   cudaGetErrorString(memory_pool_err_));         \
+      std::exit(1);                                               \
+    }                                                             \
   } while (0)
 
 /// A bump arena over one cudaMalloc, as pools are: 256-byte aligned slots, nothing freed until
@@ -171,8 +171,8 @@ int main(int argc, char** argv) {
     MEMORY_POOL_CHECK(
         cudaMemcpy(host.data(), output.data, n * sizeof(float), cudaMemcpyDeviceToHost));
     std::printf("memory_pool: %s, bug %.*s: output[0] = %.1f, regions %s\n",
-                annotate ? "annotated" : "not annotated", static_cast<int>(bug.size()),
-                bug.data(), static_cast<double>(host[0]),
+                annotate ? "annotated" : "not annotated", static_cast<int>(bug.size()), bug.data(),
+                static_cast<double>(host[0]),
                 input.region.registered() ? "registered (a tool listens)" : "not registered");
   }
   return 0;

@@ -22,7 +22,8 @@
 /// - a heap over a null base or zero bytes is not registered, nor are its regions;
 /// - a region that is null, of zero bytes, or not wholly inside its heap is not registered
 ///   (`registered()` is false); it still reports the pointer and size it was given;
-/// - a region that outlives its heap (or its heap's `reset_regions()`) makes no call when it ends: NVTX
+/// - a region that outlives its heap (or its heap's `reset_regions()`) makes no call when it ends:
+/// NVTX
 ///   drops a heap's regions with the heap, and the address may already belong to a new heap;
 /// - `resize()` to zero bytes or past the heap's end changes nothing and returns false.
 /// Overlapping regions are passed to the tool as they are. Heaps, regions and scopes may be
@@ -109,8 +110,7 @@ struct heap_state {
   }
   /// Whether regions made at generation @p g are still known to the tool.
   [[nodiscard]] bool current(std::uint32_t g) const noexcept {
-    return alive.load(std::memory_order_acquire) &&
-           generation.load(std::memory_order_acquire) == g;
+    return alive.load(std::memory_order_acquire) && generation.load(std::memory_order_acquire) == g;
   }
 };
 
@@ -227,8 +227,8 @@ struct allocates_bytes<U, std::void_t<decltype(std::declval<U&>().allocate(std::
 template <typename U, typename = void>
 struct allocates_aligned : std::false_type {};
 template <typename U>
-struct allocates_aligned<U, std::void_t<decltype(std::declval<U&>().allocate(std::size_t{},
-                                                                              std::size_t{}))>>
+struct allocates_aligned<
+    U, std::void_t<decltype(std::declval<U&>().allocate(std::size_t{}, std::size_t{}))>>
     : std::true_type {};
 /// Whether U looks like an allocator: an `allocate` member (taking the size first).
 template <typename U>
@@ -481,15 +481,14 @@ class heap_in {
   }
 
   /// @brief Registers @p count regions in one call, unnamed.
-  [[nodiscard]] region_batch_in<D> regions(memory_range const* ranges,
-                                           std::size_t count) noexcept {
+  [[nodiscard]] region_batch_in<D> regions(memory_range const* ranges, std::size_t count) noexcept {
     return batch(ranges, count, nullptr);
   }
   /// @brief Registers @p count regions in one call; region i is named by formatting
   /// @p name_format with i (`"tile {}"`), in one more call.
-  [[nodiscard]] region_batch_in<D> regions(memory_range const* ranges, std::size_t count,
-                                           detail::format_string_for<std::size_t> name_format)
-      noexcept {
+  [[nodiscard]] region_batch_in<D> regions(
+      memory_range const* ranges, std::size_t count,
+      detail::format_string_for<std::size_t> name_format) noexcept {
     return batch(ranges, count, &name_format);
   }
   /// @brief The batch forms for a contiguous container of memory_range (std::vector, array...).
@@ -620,10 +619,9 @@ class heap_in {
 #endif
   }
 
-  region_batch_in<D> batch([[maybe_unused]] memory_range const* ranges,
-                           [[maybe_unused]] std::size_t count,
-                           [[maybe_unused]] detail::format_string_for<std::size_t> const* format)
-      noexcept {
+  region_batch_in<D> batch(
+      [[maybe_unused]] memory_range const* ranges, [[maybe_unused]] std::size_t count,
+      [[maybe_unused]] detail::format_string_for<std::size_t> const* format) noexcept {
     region_batch_in<D> b;
 #if NVTXPP_ENABLED
     if (state_ == nullptr || ranges == nullptr || count == 0) return b;

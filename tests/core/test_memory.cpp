@@ -185,8 +185,8 @@ TEST_CASE("run-time misuse is defined: nothing reaches the tool, nothing crashes
     CHECK_FALSE(null.registered());
     CHECK_FALSE(empty.registered());
     auto r = h.region(g_pool + 1100, 8);
-    CHECK_FALSE(r.resize(0));        // zero bytes: unchanged
-    CHECK_FALSE(r.resize(2048));     // past the heap's end: unchanged
+    CHECK_FALSE(r.resize(0));     // zero bytes: unchanged
+    CHECK_FALSE(r.resize(2048));  // past the heap's end: unchanged
     CHECK(r.size() == 8);
     r.reset();
     CHECK_FALSE(r.registered());
@@ -339,9 +339,7 @@ TEST_CASE("access scopes set a region's permissions process-wide and reset them 
     nvtxpp::access_scope ro{r, nvtxpp::access::read};
     nvtxpp::access_scope none{outside, nvtxpp::access::none};  // not registered: no call
   }
-  {
-    nvtxpp::access_scope rw{r, nvtxpp::access::read | nvtxpp::access::atomic};
-  }
+  { nvtxpp::access_scope rw{r, nvtxpp::access::read | nvtxpp::access::atomic}; }
   auto const c = calls(rec);
   REQUIRE(c.size() == 4);
   CHECK(c[0].op == memory_op::permissions_assign);

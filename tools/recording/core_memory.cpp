@@ -109,8 +109,8 @@ nvtxMemHeapHandle_t NVTX_API cb_heap_register(nvtxDomainHandle_t d, nvtxMemHeapD
     h.heap_bytes = range->size;
   }
   // A virtual-address heap's handle is its address (NVTX's convention); others get a number.
-  h.heap = h.heap_base != 0 ? h.heap_base
-                            : g_next_permissions.fetch_add(16, std::memory_order_relaxed);
+  h.heap =
+      h.heap_base != 0 ? h.heap_base : g_next_permissions.fetch_add(16, std::memory_order_relaxed);
   message_src m;
   if (desc->messageType == NVTX_MESSAGE_TYPE_ASCII) {
     m = ascii(desc->message.ascii);
@@ -343,8 +343,7 @@ void NVTX_API cb_cuda_set_peer_access(nvtxDomainHandle_t d, nvtxMemPermissionsHa
   }
 }
 
-void NVTX_API cb_cuda_mark_initialized(nvtxDomainHandle_t d, void* stream,
-                                       std::uint8_t per_thread,
+void NVTX_API cb_cuda_mark_initialized(nvtxDomainHandle_t d, void* stream, std::uint8_t per_thread,
                                        nvtxMemMarkInitializedBatch_t const* b) {
   if (listening(d) && b != nullptr) {
     memory_record r{memory_op::cuda_mark_initialized};

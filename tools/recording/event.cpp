@@ -200,8 +200,8 @@ std::string to_string(event const& e) {
       s += line;
     }
     for (auto const& r : m.regions) {
-      std::snprintf(line, sizeof line, " {0x%" PRIx64 " %" PRIu64 "B flags=%u", r.pointer,
-                    r.bytes, r.flags);
+      std::snprintf(line, sizeof line, " {0x%" PRIx64 " %" PRIu64 "B flags=%u", r.pointer, r.bytes,
+                    r.flags);
       s += line;
       if (!r.name.empty()) {
         s += " \"" + r.name + "\"";

@@ -63,10 +63,10 @@ enum class memory_op : std::uint8_t {
 
 /// @brief One region as a memory call named it.
 struct memory_region {
-  std::uint64_t pointer = 0;  ///< its address (descriptors, and references by pointer)
-  std::uint64_t handle = 0;   ///< references by handle; regions_register: the handle returned
-  std::uint64_t bytes = 0;    ///< register, resize, mark_initialized: its size
-  std::uint32_t flags = 0;    ///< permissions_assign: NVTX_MEM_PERMISSIONS_REGION_FLAGS_*
+  std::uint64_t pointer = 0;   ///< its address (descriptors, and references by pointer)
+  std::uint64_t handle = 0;    ///< references by handle; regions_register: the handle returned
+  std::uint64_t bytes = 0;     ///< register, resize, mark_initialized: its size
+  std::uint32_t flags = 0;     ///< permissions_assign: NVTX_MEM_PERMISSIONS_REGION_FLAGS_*
   std::uint32_t category = 0;  ///< regions_name: the name's category
   std::string name;            ///< regions_name: the name given
 };
@@ -74,19 +74,19 @@ struct memory_region {
 /// @brief One call of NVTX's memory extension, as a tool received it (event_type::memory).
 struct memory_call {
   memory_op op = memory_op::heap_register;  ///< which call
-  std::uint64_t heap = 0;         ///< the heap handle (returned by heap_register)
-  std::uint64_t heap_base = 0;    ///< heap_register: first byte of the heap
-  std::uint64_t heap_bytes = 0;   ///< heap_register: its size
-  std::uint32_t usage = 0;        ///< heap_register: NVTX_MEM_HEAP_USAGE_TYPE_*
-  std::uint32_t memory_type = 0;  ///< heap_register, regions_*: NVTX_MEM_TYPE_*
+  std::uint64_t heap = 0;                   ///< the heap handle (returned by heap_register)
+  std::uint64_t heap_base = 0;              ///< heap_register: first byte of the heap
+  std::uint64_t heap_bytes = 0;             ///< heap_register: its size
+  std::uint32_t usage = 0;                  ///< heap_register: NVTX_MEM_HEAP_USAGE_TYPE_*
+  std::uint32_t memory_type = 0;            ///< heap_register, regions_*: NVTX_MEM_TYPE_*
   bool by_handle = false;  ///< unregister, name, assign: regions referenced by handle, not pointer
   std::vector<memory_region> regions;  ///< the call's regions, in order
-  std::uint64_t region_count = 0;  ///< regions the call passed (more than `regions` when cut)
-  std::uint64_t permissions = 0;   ///< permissions handle (0: NVTX's process-wide object)
-  std::uint32_t flags = 0;         ///< create, bind, set_peer_access: the call's flags
-  std::uint32_t scope = 0;         ///< bind, unbind: NVTX_MEM_PERMISSIONS_BIND_SCOPE_*
-  std::int32_t device = 0;         ///< cuda_device_permissions, cuda_set_peer_access
-  std::uint64_t stream = 0;        ///< cuda_mark_initialized: the cudaStream_t
+  std::uint64_t region_count = 0;      ///< regions the call passed (more than `regions` when cut)
+  std::uint64_t permissions = 0;       ///< permissions handle (0: NVTX's process-wide object)
+  std::uint32_t flags = 0;             ///< create, bind, set_peer_access: the call's flags
+  std::uint32_t scope = 0;             ///< bind, unbind: NVTX_MEM_PERMISSIONS_BIND_SCOPE_*
+  std::int32_t device = 0;             ///< cuda_device_permissions, cuda_set_peer_access
+  std::uint64_t stream = 0;            ///< cuda_mark_initialized: the cudaStream_t
 };
 
 /// @brief The payload attached to an event: one of NVTX's six scalar types, or none.

@@ -35,7 +35,7 @@ void heap_usage::finish(std::function<void(sample const&)> const& emit) {
     std::int64_t bytes = 0;
     std::unordered_map<std::uint64_t, std::uint64_t> regions;  // address -> size
   };
-  std::unordered_map<std::uint64_t, heap> heaps;               // by handle
+  std::unordered_map<std::uint64_t, heap> heaps;                 // by handle
   std::unordered_map<std::uint64_t, std::uint64_t> region_heap;  // address -> heap handle
   std::uint64_t next_id = first_id;
   auto publish = [&](heap& h, call const& c) {
@@ -75,9 +75,9 @@ void heap_usage::finish(std::function<void(sample const&)> const& emit) {
         h.domain = c.domain;
         h.track = testing::counter_sample{};
         h.track.id = next_id++;
-        h.track.name = fmt::format("{} bytes in use",
-                                   c.heap_name.empty() ? fmt::format("heap {:#x}", m.heap_base)
-                                                       : c.heap_name);
+        h.track.name =
+            fmt::format("{} bytes in use",
+                        c.heap_name.empty() ? fmt::format("heap {:#x}", m.heap_base) : c.heap_name);
         h.track.unit = "B";
         h.track.value_type = 17;  // NVTX_PAYLOAD_ENTRY_TYPE_INT64
         h.track.type_name = "i64";

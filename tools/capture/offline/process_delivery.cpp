@@ -96,7 +96,7 @@ class process_reader {
       thread(tid, pieces, leftovers);
     }
     heaps_.finish([&](heap_usage::sample const& h) {
-      counter_sample_info const c{pid_,     h.tid, h.ns, h.domain, pf_.names.domain_at(h.domain),
+      counter_sample_info const c{pid_,   h.tid, h.ns, h.domain, pf_.names.domain_at(h.domain),
                                   h.value};
       ++totals_.counter_samples;
       each([&](trace_sink& s) { s.on_counter_sample(c); });
