@@ -40,8 +40,8 @@ errors_of() { # the N of "ERROR SUMMARY: N errors" in a sanitizer output file (-
   echo "${n:--1}"
 }
 evidence_of() { # the lines that say what was found, at most 25
-  grep -E 'Invalid|Address|allocation|region|named|not (writable|readable)|Unused|unused|ERROR SUMMARY|Uninitialized|========= +(at|by) ' "$1" \
-    | head -n 25
+  local what='Invalid|Address|allocation|region|named|not (writable|readable)|Unused|unused'
+  grep -E "$what|ERROR SUMMARY|Uninitialized|========= +(at|by) " "$1" | head -n 25
 }
 sanitize() { # sanitize NAME SANITIZER-ARGS... -- PROGRAM-ARGS...: runs into $out/sanitizer/NAME.txt
   local name="$1"; shift
@@ -50,14 +50,17 @@ sanitize() { # sanitize NAME SANITIZER-ARGS... -- PROGRAM-ARGS...: runs into $ou
   shift
   echo "--- $sanitizer ${sargs[*]} memory_pool $*"
   "$sanitizer" "${sargs[@]}" "$app" "$@" >"$out/sanitizer/$name.txt" 2>&1
-  echo "    (exit status $?, $(errors_of "$out/sanitizer/$name.txt") errors; full output: sanitizer/$name.txt)"
+  local status=$?
+  echo "    (exit status $status, $(errors_of "$out/sanitizer/$name.txt") errors;" \
+    "full output: sanitizer/$name.txt)"
 }
 
 step "configure and build"
 check configure cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DNVTXPP_BUILD_EXAMPLES=ON -DNVTXPP_BUILD_BENCHMARKS=OFF "${sqlite_args[@]}" >/dev/null || exit 1
 check build cmake --build "$build" -j "$(nproc)" --target memory_pool nvtxpp-capture \
-  nvtxpp_inject test_memory test_memory_cuda nvtxpp_capture_nvtxpp_app >"$work/build.log" 2>&1 || {
+  nvtxpp_inject test_memory test_memory_cuda nvtxpp_capture_app nvtxpp_capture_nvtxpp_app \
+  >"$work/build.log" 2>&1 || {
   tail -n 40 "$work/build.log"; exit 1; }
 app=$(find "$build/examples" -type f -name memory_pool -perm -u+x | head -n 1)
 capture="$build/tools/capture/nvtxpp-capture"
@@ -80,9 +83,10 @@ n=$(errors_of "$out/sanitizer/oob_annotated.txt")
 verdict "memcheck: the off-by-one is reported with annotations (default options)" \
   "$([ "$n" -gt 0 ] 2>/dev/null && grep -q 'Invalid __global__ write' "$out/sanitizer/oob_annotated.txt" && echo 1)" \
   "$(evidence_of "$out/sanitizer/oob_annotated.txt")"
+# (the sanitizer's own lines only: they start with "========="; the program prints "output" too)
 verdict "memcheck: the report names the buffer ('output')" \
-  "$(grep -qE "output" "$out/sanitizer/oob_annotated.txt" && echo 1)" \
-  "$(grep -nE "output|named|name" "$out/sanitizer/oob_annotated.txt" | head -n 10)"
+  "$(grep -E '^=+' "$out/sanitizer/oob_annotated.txt" | grep -q "output" && echo 1)" \
+  "$(grep -E '^=+' "$out/sanitizer/oob_annotated.txt" | grep -nE "output|named|name" | head -n 10)"
 n=$(errors_of "$out/sanitizer/oob_annotated_nvtx_yes.txt")
 verdict "memcheck --nvtx yes: reported too" "$([ "$n" -gt 0 ] 2>/dev/null && echo 1)" \
   "$(evidence_of "$out/sanitizer/oob_annotated_nvtx_yes.txt" | head -n 6)"
@@ -115,7 +119,8 @@ echo "INFO without annotations (the 1 MiB pool is mostly unused, expected report
 evidence_of "$out/sanitizer/unused_plain.txt" | sed 's/^/    | /'
 n=$(errors_of "$out/sanitizer/unused_annotated.txt")
 verdict "initcheck --track-unused-memory: no unused pool memory reported with annotations" \
-  "$([ "$n" = 0 ] && ! grep -qi 'unused' "$out/sanitizer/unused_annotated.txt" && echo 1)" \
+  "$([ "$n" = 0 ] && ! grep -E '^=+' "$out/sanitizer/unused_annotated.txt" | grep -qi 'unused' \
+    && echo 1)" \
   "$(evidence_of "$out/sanitizer/unused_annotated.txt")"
 
 step "5. nvtxpp-capture: the arena's bytes in use as a counter track (JSON, SQLite)"
