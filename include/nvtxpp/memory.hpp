@@ -562,6 +562,7 @@ class heap_in {
     nvtxMemHeapHandle_t const h = nvtxMemHeapRegister(detail::domain_handle<D>(), &desc);
     // No tool: NVTX returns null (its "no tool" value in some versions: -1). Null is also the
     // process-wide heap, which regions must never land in by accident.
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): NVTX's "no tool" handle, compared only
     if (h == nullptr || h == reinterpret_cast<nvtxMemHeapHandle_t>(std::intptr_t{-1})) {
       delete s;
       return;

@@ -56,13 +56,16 @@ alignas(64) unsigned char g_pool[4096];
 std::uint64_t addr(void const* p) { return reinterpret_cast<std::uintptr_t>(p); }
 /// An address past the pool (never dereferenced), without the compiler's bounds warning.
 void* beyond(std::size_t offset) {
-  return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(g_pool) + offset);
+  return reinterpret_cast<void*>(  // NOLINT(performance-no-int-to-ptr): an address only
+      reinterpret_cast<std::uintptr_t>(g_pool) + offset);
 }
 
 /// The memory calls recorded, in order.
 std::vector<memory_call> calls(nvtxpp::testing::recorder const& rec) {
   std::vector<memory_call> out;
-  for (auto const& e : only(rec.events(), {event_type::memory})) out.push_back(e.memory);
+  for (auto const& e : only(rec.events(), {event_type::memory})) {
+    out.push_back(e.memory);
+  }
   return out;
 }
 
@@ -156,7 +159,9 @@ TEST_CASE("memory calls go to the heap's domain") {
   }
   auto const ev = memory_events(rec);
   REQUIRE(ev.size() == 6);
-  for (auto const& e : ev) CHECK(e.domain == "Pools");
+  for (auto const& e : ev) {
+    CHECK(e.domain == "Pools");
+  }
 }
 
 TEST_CASE("run-time misuse is defined: nothing reaches the tool, nothing crashes") {
@@ -169,6 +174,7 @@ TEST_CASE("run-time misuse is defined: nothing reaches the tool, nothing crashes
     auto across_end = h.region(g_pool + 2040, 16);
     auto after = h.region(g_pool + 3000, 16, "after {}", 1);
     auto huge = h.region(g_pool + 1024, SIZE_MAX);
+    // NOLINTNEXTLINE(performance-no-int-to-ptr): an address at the top, never dereferenced
     auto wrap = h.region(reinterpret_cast<void*>(UINTPTR_MAX - 4), 16);
     for (auto const* r : {&before, &across_start, &across_end, &after, &huge, &wrap}) {
       CHECK_FALSE(r->registered());
@@ -291,7 +297,9 @@ TEST_CASE("a moved heap is unregistered once, by its new owner") {
   }
   auto const c = calls(rec);
   std::size_t heaps = 0;
-  for (auto const& call : c) heaps += call.op == memory_op::heap_unregister ? 1U : 0U;
+  for (auto const& call : c) {
+    heaps += call.op == memory_op::heap_unregister ? 1U : 0U;
+  }
   CHECK(heaps == 2);
 }
 
@@ -449,15 +457,20 @@ TEST_CASE("regions of one heap may be made and ended on many threads") {
   nvtxpp::testing::recorder rec;
   nvtxpp::heap h{g_pool, sizeof g_pool};
   std::vector<std::thread> threads;
+  threads.reserve(4);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&h, t] {
       for (int i = 0; i < 200; ++i) {
-        auto r = h.region(g_pool + t * 1024 + (i % 64) * 16, 16, "t{} i{}", t, i);
+        std::size_t const at =
+            static_cast<std::size_t>(t) * 1024 + static_cast<std::size_t>(i % 64) * 16;
+        auto r = h.region(g_pool + at, 16, "t{} i{}", t, i);
         CHECK(r.registered());
       }
     });
   }
-  for (auto& t : threads) t.join();
+  for (auto& t : threads) {
+    t.join();
+  }
   std::size_t reg = 0;
   std::size_t unreg = 0;
   for (auto const& call : calls(rec)) {

@@ -28,11 +28,14 @@ alignas(64) unsigned char g_pool[1024];
 std::uint64_t addr(void const* p) { return reinterpret_cast<std::uintptr_t>(p); }
 /// An address past the pool (never dereferenced), without the compiler's bounds warning.
 void* beyond(std::size_t offset) {
-  return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(g_pool) + offset);
+  return reinterpret_cast<void*>(  // NOLINT(performance-no-int-to-ptr): an address only
+      reinterpret_cast<std::uintptr_t>(g_pool) + offset);
 }
 std::vector<memory_call> calls(nvtxpp::testing::recorder const& rec) {
   std::vector<memory_call> out;
-  for (auto const& e : only(rec.events(), {event_type::memory})) out.push_back(e.memory);
+  for (auto const& e : only(rec.events(), {event_type::memory})) {
+    out.push_back(e.memory);
+  }
   return out;
 }
 }  // namespace
@@ -95,6 +98,7 @@ TEST_CASE("mark_initialized names the region and the stream") {
   nvtxpp::testing::recorder rec;
   nvtxpp::heap h{g_pool, sizeof g_pool};
   auto r = h.region(g_pool + 8, 24);
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): a handle NVTX only passes on
   auto const stream = reinterpret_cast<cudaStream_t>(std::uintptr_t{0x5000});
   nvtxpp::mark_initialized(r, stream);
   auto const c = calls(rec);

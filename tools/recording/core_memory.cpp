@@ -91,7 +91,8 @@ constexpr std::uint64_t cuda_process_permissions = 0xC0DA0000;  // + 1 + device:
 
 template <class T>
 T handle_of(std::uint64_t v) noexcept {
-  return reinterpret_cast<T>(static_cast<std::uintptr_t>(v));
+  return reinterpret_cast<T>(  // NOLINT(performance-no-int-to-ptr): handles, never dereferenced
+      static_cast<std::uintptr_t>(v));
 }
 
 nvtxMemHeapHandle_t NVTX_API cb_heap_register(nvtxDomainHandle_t d, nvtxMemHeapDesc_t const* desc) {
