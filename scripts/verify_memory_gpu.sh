@@ -76,6 +76,9 @@ sanitize oob_plain --tool memcheck --show-backtrace no -- --bug off-by-one --no-
 sanitize oob_annotated --tool memcheck --show-backtrace no -- --bug off-by-one
 sanitize oob_annotated_nvtx_yes --tool memcheck --nvtx yes --show-backtrace no -- --bug off-by-one
 sanitize oob_annotated_nvtx_no --tool memcheck --nvtx no --show-backtrace no -- --bug off-by-one
+verdict "under compute-sanitizer the arena's heap and regions were registered (a tool listens)" \
+  "$(grep -q 'regions registered' "$out/sanitizer/oob_annotated.txt" && echo 1)" \
+  "$(grep -E '^memory_pool:' "$out/sanitizer/oob_annotated.txt")"
 n=$(errors_of "$out/sanitizer/oob_plain.txt")
 verdict "memcheck: the off-by-one goes unreported without annotations" \
   "$([ "$n" = 0 ] && echo 1)" "$(evidence_of "$out/sanitizer/oob_plain.txt")"
@@ -115,6 +118,11 @@ sanitize unused_plain --tool initcheck --track-unused-memory yes --show-backtrac
   --bug none --no-annotate
 sanitize unused_annotated --tool initcheck --track-unused-memory yes --show-backtrace no -- \
   --bug none
+sanitize unused_free_first --tool initcheck --track-unused-memory yes --show-backtrace no -- \
+  --bug none --free-before-unregister
+echo "INFO with annotations, the pool freed before its heap is unregistered:" \
+  "$(errors_of "$out/sanitizer/unused_free_first.txt") errors"
+evidence_of "$out/sanitizer/unused_free_first.txt" | sed 's/^/    | /'
 echo "INFO without annotations (the 1 MiB pool is mostly unused, expected reported):"
 evidence_of "$out/sanitizer/unused_plain.txt" | sed 's/^/    | /'
 n=$(errors_of "$out/sanitizer/unused_annotated.txt")

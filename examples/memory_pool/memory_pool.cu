@@ -41,15 +41,19 @@ constexpr int no_gpu = 2;
 /// the arena ends. With annotations its memory is an NVTX heap and each buffer a named region.
 class arena {
  public:
-  arena(std::size_t bytes, bool annotate) : bytes_{bytes} {
+  arena(std::size_t bytes, bool annotate, bool free_first)
+      : bytes_{bytes}, free_first_{free_first} {
     MEMORY_POOL_CHECK(cudaMalloc(&base_, bytes));
     if (annotate) heap_.emplace(base_, bytes, "arena");
   }
   arena(arena const&) = delete;
   arena& operator=(arena const&) = delete;
   ~arena() {
-    heap_.reset();  // unregister the heap, then free its memory
+    // NVTX's order: unregister the heap, then free its memory (--free-before-unregister: the
+    // other way round, to compare what initcheck reports at the free).
+    if (!free_first_) heap_.reset();
     cudaFree(base_);
+    heap_.reset();
   }
 
   /// A buffer of @p n floats and its region (empty without annotations).
@@ -76,6 +80,7 @@ class arena {
   void* base_ = nullptr;
   std::size_t bytes_;
   std::size_t used_ = 0;
+  bool free_first_;
   std::optional<nvtxpp::heap> heap_;
 };
 
@@ -94,6 +99,7 @@ __global__ void scale(float const* in, float const* lookup, float* out, std::siz
 void usage(FILE* to) {
   std::fprintf(to,
                "usage: memory_pool [--bug none|off-by-one|read-only] [--no-annotate] [-n N]\n"
+               "                   [--free-before-unregister]\n"
                "  an arena over one cudaMalloc; its buffers are NVTX regions unless "
                "--no-annotate\n");
 }
@@ -103,6 +109,7 @@ void usage(FILE* to) {
 int main(int argc, char** argv) {
   std::string_view bug = "none";
   bool annotate = true;
+  bool free_first = false;
   std::size_t n = 1000;  // 4000 bytes a buffer: slots of 4096, so 96 bytes of padding follow
   for (int i = 1; i < argc; ++i) {
     std::string_view const a = argv[i];
@@ -113,6 +120,8 @@ int main(int argc, char** argv) {
       annotate = false;
     } else if (a == "--annotate") {
       annotate = true;
+    } else if (a == "--free-before-unregister") {
+      free_first = true;
     } else if (a == "--bug" || a == "-n") {
       if (i + 1 == argc) {
         std::fprintf(stderr, "memory_pool: missing value after %s\n", argv[i]);
@@ -148,7 +157,7 @@ int main(int argc, char** argv) {
   MEMORY_POOL_CHECK(cudaFree(nullptr));
   {
     nvtxpp::scoped_range run{"memory_pool {}", annotate ? "annotated" : "plain"};
-    arena pool{1 << 20, annotate};
+    arena pool{1 << 20, annotate, free_first};
     auto input = pool.allocate(n, "input");
     auto output = pool.allocate(n, "output");
     auto lookup = pool.allocate(n, "lookup");
