@@ -161,6 +161,10 @@ int main(int argc, char** argv) {
     auto input = pool.allocate(n, "input");
     auto output = pool.allocate(n, "output");
     auto lookup = pool.allocate(n, "lookup");
+    // Said before any kernel: under compute-sanitizer a reported error ends the CUDA context.
+    std::printf("memory_pool: regions %s\n",
+                input.region.registered() ? "registered (a tool listens)" : "not registered");
+    std::fflush(stdout);
     std::vector<float> host(n, 1.5f);
     MEMORY_POOL_CHECK(
         cudaMemcpy(input.data, host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
@@ -179,10 +183,9 @@ int main(int argc, char** argv) {
     }
     MEMORY_POOL_CHECK(
         cudaMemcpy(host.data(), output.data, n * sizeof(float), cudaMemcpyDeviceToHost));
-    std::printf("memory_pool: %s, bug %.*s: output[0] = %.1f, regions %s\n",
+    std::printf("memory_pool: %s, bug %.*s: output[0] = %.1f\n",
                 annotate ? "annotated" : "not annotated", static_cast<int>(bug.size()), bug.data(),
-                static_cast<double>(host[0]),
-                input.region.registered() ? "registered (a tool listens)" : "not registered");
+                static_cast<double>(host[0]));
   }
   return 0;
 }
