@@ -11,6 +11,7 @@
 /// with callgrind's collection switched on only around those N iterations: run it under
 /// `valgrind --tool=callgrind --collect-atstart=no` for instruction counts, free of timing noise.
 #include <nvtxpp/counter.hpp>
+#include <nvtxpp/memory.hpp>
 #include <nvtxpp/nvtxpp.hpp>
 
 #include <nvtx3/nvToolsExtCounters.h>
@@ -226,6 +227,30 @@ NVTXPP_BENCH_CASE(struct_payload_range, "payload/static_with_struct",
 NVTXPP_BENCH_CASE(struct_payload_mark, "payload/mark_with_struct",
                   nvtxpp::mark("range", nvtxpp::payload_of(bench_chunk{
                                             1, static_cast<std::uint64_t>(i), 4096})));
+
+// Memory annotations: a heap over a static pool, regions made and ended per iteration (what a
+// pool's allocate/deallocate adds), against the raw C registration of one region. With no tool
+// the heap is not registered and a region costs one branch.
+alignas(64) unsigned char bench_pool[1 << 16];
+nvtxpp::heap& bench_heap() {
+  static nvtxpp::heap h{bench_pool, sizeof bench_pool, "bench pool"};
+  return h;
+}
+NVTXPP_BENCH_CASE(memory_c_region, "memory/nvtxMemRegionsRegister_unregister",
+                  nvtxMemVirtualRangeDesc_t d{64, bench_pool + (i & 1023) * 64};
+                  nvtxMemRegionsRegisterBatch_t b{}; b.extCompatID = NVTX_EXT_COMPATID_MEM;
+                  b.structSize = sizeof b; b.regionType = NVTX_MEM_TYPE_VIRTUAL_ADDRESS;
+                  b.heap = nullptr; b.regionCount = 1; b.regionDescElementSize = sizeof d;
+                  b.regionDescElements = &d; nvtxMemRegionsRegister(nullptr, &b);
+                  nvtxMemRegionRef_t ref{}; ref.pointer = d.ptr;
+                  nvtxMemRegionsUnregisterBatch_t u{}; u.extCompatID = NVTX_EXT_COMPATID_MEM;
+                  u.structSize = sizeof u; u.refType = NVTX_MEM_REGION_REF_TYPE_POINTER;
+                  u.refCount = 1; u.refElementSize = sizeof ref; u.refElements = &ref;
+                  nvtxMemRegionsUnregister(nullptr, &u));
+NVTXPP_BENCH_CASE(memory_region, "memory/nvtxpp_region",
+                  auto r = bench_heap().region(bench_pool + (i & 1023) * 64, 64));
+NVTXPP_BENCH_CASE(memory_region_named, "memory/nvtxpp_region_formatted_name",
+                  auto r = bench_heap().region(bench_pool + (i & 1023) * 64, 64, "buf {}", i));
 
 }  // namespace
 

@@ -19,4 +19,5 @@ write_basic_package_version_file("${PROJECT_BINARY_DIR}/nvtxppConfigVersion.cmak
 install(FILES "${PROJECT_BINARY_DIR}/nvtxppConfig.cmake"
   "${PROJECT_BINARY_DIR}/nvtxppConfigVersion.cmake"
   "${PROJECT_SOURCE_DIR}/cmake/nvtxppCudaStandard.cmake"
+  "${PROJECT_SOURCE_DIR}/cmake/nvtxppStandardFloor.cmake"
   DESTINATION "${NVTXPP_INSTALL_CMAKEDIR}")

@@ -38,8 +38,8 @@ tsan="-fsanitize=thread -fno-omit-frame-pointer"
 cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVTXPP_BUILD_EXAMPLES=OFF \
   -DNVTXPP_INSTALL=OFF "-DCMAKE_CXX_FLAGS=$tsan" "-DCMAKE_EXE_LINKER_FLAGS=$tsan" \
   "-DCMAKE_SHARED_LINKER_FLAGS=$tsan" "-DCMAKE_MODULE_LINKER_FLAGS=$tsan"
-tsan_targets=(test_threads nvtxpp-capture nvtxpp_inject nvtxpp_capture_app nvtxpp_window_app
-  instrument_test)
+tsan_targets=(test_threads test_memory nvtxpp-capture nvtxpp_inject nvtxpp_capture_app
+  nvtxpp_window_app instrument_test)
 tsan_all=$(cmake --build build/tsan --target help)
 for t in nvtxpp_capture_nvtxpp_app nvtxpp_fake_cupti nvtxpp_capture_graph_app nvtxpp_cupti_convert_test \
   test_sqlite_writer; do
@@ -48,7 +48,7 @@ for t in nvtxpp_capture_nvtxpp_app nvtxpp_fake_cupti nvtxpp_capture_graph_app nv
 done
 cmake --build build/tsan -j "$jobs" --target "${tsan_targets[@]}"
 TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/tests/tsan.supp" \
-  ctest --test-dir build/tsan -j "$jobs" --output-on-failure -R 'thread|^capture\.' \
+  ctest --test-dir build/tsan -j "$jobs" --output-on-failure -R 'thread|^capture\.|^test_memory$' \
   -E '^capture\.memory' -LE "$exclude"
 
 echo "== fuzzers (libFuzzer, 20 s each)"

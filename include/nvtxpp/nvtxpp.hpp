@@ -8,8 +8,9 @@
 ///   nvtxpp::scoped_range r{"H2D Memory Stream {}", i, nvtxpp::colors::yellow};
 /// }
 /// @endcode
-/// CUDA resource naming is in nvtxpp/cuda.hpp (it needs the CUDA runtime headers). Counters
-/// (nvtxpp/counter.hpp) come with it when the NVTX headers have the counters extension
+/// CUDA resource naming is in nvtxpp/cuda.hpp and CUDA memory permissions in
+/// nvtxpp/memory_cuda.hpp (they need the CUDA runtime headers). Counters (nvtxpp/counter.hpp) come
+/// with it when the NVTX headers have the counters extension
 /// (nvtx3/nvToolsExtCounters.h, as in CUDA 13.0); structured payloads (nvtxpp/struct_payload.hpp)
 /// always do.
 #pragma once
@@ -21,6 +22,7 @@
 #include <nvtxpp/format.hpp>
 #include <nvtxpp/macros.hpp>
 #include <nvtxpp/mark.hpp>
+#include <nvtxpp/memory.hpp>
 #include <nvtxpp/naming.hpp>
 #include <nvtxpp/range.hpp>
 #include <nvtxpp/registered_string.hpp>

@@ -275,6 +275,38 @@ def case_nvtxpp(a, tmp):
     check(helper.get("args", {}).get("color") == "#FFFF00", f"yellow: {helper.get('args')}")
 
 
+def case_heaps(a, tmp):
+    """NVTX memory heaps: each heap's bytes in use as a counter track, in JSON and SQLite."""
+    if not a.nvtxpp_app:
+        return
+    want = [0, 100, 300, 100, 150, 0, 0]
+    out = os.path.join(tmp, "heaps.json")
+    p = run([a.nvtxpp_app, "heaps"], a.capture, out=out, extra=["--no-summary"])
+    check(p.returncode == 0, f"exit 0 (the heap was registered under the tool): {p.stderr}")
+    t = load(out)
+    track = [e for e in events(t, "C") if e["name"] == "arena bytes in use"]
+    check([e["args"]["value"] for e in track] == want, f"arena bytes in use {want}, got {track}")
+    seq = [e["ts"] for e in track]
+    check(seq == sorted(seq), "the track's samples in time order (across both threads)")
+    pooling = only(t, "X", "pooling")
+    check(all(pooling["ts"] <= x <= pooling["ts"] + pooling["dur"] for x in seq[:-1]),
+          "samples inside the range that made them")
+    check(not t["otherData"]["warnings"], f"no warning: {t['otherData']['warnings']}")
+    out = os.path.join(tmp, "heaps.sqlite")
+    p = run([a.nvtxpp_app, "heaps"], a.capture, out=out, extra=["--no-summary"])
+    if "built without SQLite output" in p.stderr:
+        return
+    check(p.returncode == 0, f"exit 0: {p.stderr}")
+    import sqlite3
+    db = sqlite3.connect(out)
+    rows = db.execute(
+        "SELECT d.intVal FROM GENERIC_EVENTS e JOIN GENERIC_EVENT_TYPES t USING (typeId) "
+        "JOIN StringIds n ON n.id = t.nameId "
+        "JOIN GENERIC_EVENT_DATA d ON d.genericEventId = e.genericEventId AND d.fieldIdx = 0 "
+        "WHERE n.value = 'arena bytes in use' ORDER BY e.timestamp, e.genericEventId").fetchall()
+    check([r[0] for r in rows] == want, f"the same track in GENERIC_EVENTS, got {rows}")
+
+
 def case_order(a, tmp):
     # 4 threads x 100,000 ranges with a nested child: about 250 blocks of 64 KiB, written by the
     # writer thread while the threads go on, and the threads exit with blocks still queued.
@@ -931,6 +963,7 @@ def case_extensions_damaged(a, tmp):
 
 
 CASES = {
+    "heaps": case_heaps,
     "extensions": case_extensions,
     "extensions_damaged": case_extensions_damaged,
     "pieces": case_pieces,

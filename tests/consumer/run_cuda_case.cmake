@@ -26,6 +26,12 @@ elseif(CASE MATCHES "^(subdir_)?cmake_")
   # set in the project after project(), as most CUDA projects do (on the command line, CMake
   # 3.25.1 fails in project() itself for 20: its compiler check knows no C++20 flag for nvcc)
   list(APPEND extra -DCONSUMER_CUDA_STANDARD=${std} -DCMAKE_CXX_STANDARD=${std})
+elseif(CASE MATCHES "^(subdir_)?opt_")
+  # the target's own flag, in target_compile_options (CMake cannot see it: issue 28)
+  list(APPEND extra "-DCONSUMER_STD_OPTION=-std=c++${std}")
+elseif(CASE MATCHES "^prop_")
+  # the target's CUDA_STANDARD and CXX_STANDARD properties
+  list(APPEND extra -DCONSUMER_STD_PROPERTY=${std})
 elseif(CASE MATCHES "^direct_")
   set(direct ON)
 elseif(CASE MATCHES "^fmt_first_nvcc")

@@ -1,6 +1,7 @@
 // Built with NVTXPP_DISABLE: every annotation compiles out. Macro arguments are type-checked but
 // never evaluated; ctest also checks that this binary holds no NVTX symbol.
 #include <nvtxpp/counter.hpp>
+#include <nvtxpp/memory.hpp>
 #include <nvtxpp/nvtxpp.hpp>
 #include <nvtxpp/struct_payload.hpp>
 
@@ -88,4 +89,30 @@ TEST_CASE("compiled out: struct payloads keep their API and schema, and call no 
   nvtxpp::mark_in<off_domain>("copied", nvtxpp::payload_of(c));
   CHECK(&nvtxpp::payload_of(c).value() == &c);
   CHECK_FALSE(s.running());
+}
+
+TEST_CASE("compiled out: memory annotations keep their API, format nothing, call no NVTX") {
+  static unsigned char pool[256];
+  nvtxpp::heap h{pool, sizeof pool, "heap {}", touch()};
+  CHECK_FALSE(h.registered());
+  auto r = h.region(pool, 16, "region {}", touch());
+  CHECK_FALSE(r.registered());
+  CHECK(r.data() == pool);
+  CHECK(r.size() == 16);
+  CHECK_FALSE(r.resize(8));
+  r.name("n {}", touch());
+  nvtxpp::memory_range const ranges[] = {{pool, 8}};
+  auto b = h.regions(ranges, 1);
+  CHECK(b.size() == 0);
+  { nvtxpp::access_scope s{r, nvtxpp::access::read}; }
+  struct upstream {
+    void* allocate(std::size_t) { return pool; }
+    void deallocate(void*, std::size_t) {}
+  } up;
+  nvtxpp::annotated_allocator a{up, h};
+  a.deallocate(a.allocate(8), 8);
+  // Format arguments of heap and region names are evaluated (they are function arguments), but
+  // never formatted: this counts the calls above, as for any function.
+  CHECK(side_effects == 3);
+  side_effects = 0;
 }

@@ -381,6 +381,8 @@ int attach_extension(void* module_info) noexcept {
     slot(NVTX3EXT_CBID_nvtxCounterSample, &cb_counter_sample);
     slot(NVTX3EXT_CBID_nvtxCounterSampleNoValue, &cb_counter_no_value);
     slot(NVTX3EXT_CBID_nvtxCounterBatchSubmit, &cb_counter_batch);
+  } else if (info->moduleId == NVTX_EXT_MODULEID_MEM) {
+    attach_memory(&seg);
   }
   return 1;
 }

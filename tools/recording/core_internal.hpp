@@ -11,6 +11,7 @@
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExt.h>
 #include <nvtx3/nvToolsExtCounters.h>
+#include <nvtx3/nvToolsExtMem.h>
 #include <nvtx3/nvToolsExtPayload.h>
 #include <nvtx3/nvToolsExtSemanticsCounters.h>
 #include <nvtx3/nvToolsExtSync.h>
@@ -586,6 +587,9 @@ __attribute__((noinline, cold)) nvtxRangeId_t gated_start(std::uint32_t domain, 
                                                           message_src const& m) noexcept;
 __attribute__((noinline, cold)) void gated_end(std::uint32_t domain, nvtxRangeId_t id,
                                                fields const* extra = nullptr) noexcept;
+
+/// Fills the memory extension's slots (core_memory.cpp); `segment` is an nvtxExtModuleSegment_t.
+void attach_memory(void* segment) noexcept;
 
 // Naming callbacks (core_names.cpp), installed by attach() (core.cpp).
 void NVTX_API cb_name_category_a(std::uint32_t c, char const* n);

@@ -140,7 +140,7 @@ testing::payload_value read_payload(std::uint8_t type, std::uint64_t bits) {
   }
 }
 
-constexpr auto last_type = static_cast<std::uint8_t>(testing::event_type::counter_sample);
+constexpr auto last_type = static_cast<std::uint8_t>(testing::event_type::memory);
 
 }  // namespace
 
@@ -323,6 +323,9 @@ void decode_thread(std::vector<stream_piece> const& pieces, std::uint64_t tid, s
           e.category_name.clear();
           e.handle = 0;
           e.payload = std::monostate{};
+        } else if (e.type == testing::event_type::memory) {
+          static_cast<void>(decode_memory_call(r, e.memory, warnings));
+          e.handle = 0;
         } else if (!r.blob.empty()) {
           e.payloads = decode_payloads(r.blob, r.domain, names, warnings);
         }

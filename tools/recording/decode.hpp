@@ -188,6 +188,11 @@ struct raw_event {
                                                             name_tables const& names,
                                                             std::vector<std::string>& warnings);
 
+/// @brief Decodes a memory record (event_type::memory) into @p out. False, with a warning, when
+/// its blob is malformed; a call whose regions were cut decodes with a warning.
+[[nodiscard]] bool decode_memory_call(raw_event const& r, testing::memory_call& out,
+                                      std::vector<std::string>& warnings);
+
 /// @brief Short name of a predefined entry type ("i32", "f64", "char", ...; "" if not one).
 [[nodiscard]] char const* entry_type_name(std::uint64_t type) noexcept;
 

@@ -46,6 +46,48 @@ char const* to_string(event_type type) noexcept {
       return "sync_releasing";
     case event_type::counter_sample:
       return "counter_sample";
+    case event_type::memory:
+      return "memory";
+  }
+  return "unknown";
+}
+
+char const* to_string(memory_op op) noexcept {
+  switch (op) {
+    case memory_op::heap_register:
+      return "heap_register";
+    case memory_op::heap_unregister:
+      return "heap_unregister";
+    case memory_op::heap_reset:
+      return "heap_reset";
+    case memory_op::regions_register:
+      return "regions_register";
+    case memory_op::regions_resize:
+      return "regions_resize";
+    case memory_op::regions_unregister:
+      return "regions_unregister";
+    case memory_op::regions_name:
+      return "regions_name";
+    case memory_op::permissions_assign:
+      return "permissions_assign";
+    case memory_op::permissions_create:
+      return "permissions_create";
+    case memory_op::permissions_destroy:
+      return "permissions_destroy";
+    case memory_op::permissions_reset:
+      return "permissions_reset";
+    case memory_op::permissions_bind:
+      return "permissions_bind";
+    case memory_op::permissions_unbind:
+      return "permissions_unbind";
+    case memory_op::cuda_process_permissions:
+      return "cuda_process_permissions";
+    case memory_op::cuda_device_permissions:
+      return "cuda_device_permissions";
+    case memory_op::cuda_set_peer_access:
+      return "cuda_set_peer_access";
+    case memory_op::cuda_mark_initialized:
+      return "cuda_mark_initialized";
   }
   return "unknown";
 }
@@ -138,6 +180,33 @@ std::string to_string(event const& e) {
     }
     if (e.counter.batch) {
       s += " batch";
+    }
+  }
+  if (e.type == event_type::memory) {
+    auto const& m = e.memory;
+    char line[96];
+    s += std::string{" "} + to_string(m.op);
+    if (m.heap != 0) {
+      std::snprintf(line, sizeof line, " heap=0x%" PRIx64, m.heap);
+      s += line;
+    }
+    if (m.heap_bytes != 0) {
+      std::snprintf(line, sizeof line, " base=0x%" PRIx64 " bytes=%" PRIu64, m.heap_base,
+                    m.heap_bytes);
+      s += line;
+    }
+    if (m.permissions != 0) {
+      std::snprintf(line, sizeof line, " permissions=0x%" PRIx64, m.permissions);
+      s += line;
+    }
+    for (auto const& r : m.regions) {
+      std::snprintf(line, sizeof line, " {0x%" PRIx64 " %" PRIu64 "B flags=%u", r.pointer, r.bytes,
+                    r.flags);
+      s += line;
+      if (!r.name.empty()) {
+        s += " \"" + r.name + "\"";
+      }
+      s += "}";
     }
   }
   for (auto const& p : e.payloads) {

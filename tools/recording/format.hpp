@@ -25,6 +25,10 @@
 /// counter_sample_kind in `category`; Int64/Float64 values in `payload` (payload_type 2/3),
 /// value bytes (nvtxCounterSample, one batch element) in the blob.
 ///
+/// Memory calls (event_type::memory, NVTX's memory extension) carry the heap's name as their
+/// message (heap_register) and the call in the blob: a memory_head, then `stored` elements of
+/// memory_element_bytes each plus the element's name bytes.
+///
 /// Capture file (one per process): a file_header, then records `u32 kind, u32 size, size bytes`.
 #pragma once
 
@@ -61,6 +65,33 @@ enum class counter_sample_kind : std::uint32_t {
   batch = 4,    ///< one element of nvtxCounterBatchSubmit: the blob
   no_value = 8  ///< nvtxCounterSampleNoValue: no_value + reason (0..255)
 };
+
+/// @brief Fixed head of a memory record's blob (see the file comment). Written and read with
+/// memcpy; the fields are those of testing::memory_call.
+struct memory_head {
+  std::uint32_t op = 0;  ///< testing::memory_op
+  std::uint32_t memory_type = 0;
+  std::uint64_t heap = 0;
+  std::uint64_t heap_base = 0;
+  std::uint64_t heap_bytes = 0;
+  std::uint64_t permissions = 0;
+  std::uint64_t stream = 0;
+  std::uint64_t count = 0;  ///< regions the call passed
+  std::uint32_t usage = 0;
+  std::uint32_t flags = 0;
+  std::uint32_t scope = 0;
+  std::int32_t device = 0;
+  std::uint32_t by_handle = 0;
+  std::uint32_t stored = 0;  ///< elements that follow (fewer than `count` when cut)
+};
+static_assert(sizeof(memory_head) == 80);
+
+/// @brief One region of a memory record: u64 pointer, u64 handle, u64 bytes, u32 flags,
+/// u32 category, u16 name length; then the name's bytes.
+inline constexpr std::uint32_t memory_element_bytes = 8 + 8 + 8 + 4 + 4 + 2;
+
+/// @brief Longest region name a memory record keeps (longer ones are cut).
+inline constexpr std::uint32_t max_memory_name = 1024;
 
 /// @brief How a record carries its message.
 enum class message_kind : std::uint8_t { none = 0, inline_text = 1, string_id = 2 };

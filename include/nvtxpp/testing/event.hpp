@@ -35,6 +35,58 @@ enum class event_type : std::uint8_t {
   sync_releasing,        ///< nvtxDomainSyncUserReleasing
   counter_sample,        ///< nvtxCounterSample*, nvtxCounterBatchSubmit (one event per sample):
                          ///< `counter` holds the sample, `message` the counter's name
+  memory,  ///< a call of NVTX's memory extension (nvtxMem*): `memory` holds it; `message` the
+           ///< heap's name (heap_register)
+};
+
+/// @brief Which call of NVTX's memory extension an event_type::memory event is.
+enum class memory_op : std::uint8_t {
+  heap_register,             ///< nvtxMemHeapRegister: heap, heap_base, heap_bytes, usage, type
+  heap_unregister,           ///< nvtxMemHeapUnregister: heap
+  heap_reset,                ///< nvtxMemHeapReset: heap
+  regions_register,          ///< nvtxMemRegionsRegister: heap, regions (pointer, bytes, handle)
+  regions_resize,            ///< nvtxMemRegionsResize: regions (pointer, bytes)
+  regions_unregister,        ///< nvtxMemRegionsUnregister: regions (pointer or handle)
+  regions_name,              ///< nvtxMemRegionsName: regions (pointer or handle, name)
+  permissions_assign,        ///< nvtxMemPermissionsAssign: permissions, regions (ref, flags)
+  permissions_create,        ///< nvtxMemPermissionsCreate: permissions (returned), flags
+  permissions_destroy,       ///< nvtxMemPermissionsDestroy: permissions
+  permissions_reset,         ///< nvtxMemPermissionsReset: permissions
+  permissions_bind,          ///< nvtxMemPermissionsBind: permissions, scope, flags
+  permissions_unbind,        ///< nvtxMemPermissionsUnbind: scope
+  cuda_process_permissions,  ///< nvtxMemCudaGetProcessWidePermissions: permissions (returned)
+  cuda_device_permissions,   ///< nvtxMemCudaGetDeviceWidePermissions: device, permissions
+  cuda_set_peer_access,      ///< nvtxMemCudaSetPeerAccess: permissions, device, flags
+  cuda_mark_initialized,     ///< nvtxMemCudaMarkInitialized: stream, flags (per-thread
+                             ///< stream), regions (pointer, bytes)
+};
+
+/// @brief One region as a memory call named it.
+struct memory_region {
+  std::uint64_t pointer = 0;   ///< its address (descriptors, and references by pointer)
+  std::uint64_t handle = 0;    ///< references by handle; regions_register: the handle returned
+  std::uint64_t bytes = 0;     ///< register, resize, mark_initialized: its size
+  std::uint32_t flags = 0;     ///< permissions_assign: NVTX_MEM_PERMISSIONS_REGION_FLAGS_*
+  std::uint32_t category = 0;  ///< regions_name: the name's category
+  std::string name;            ///< regions_name: the name given
+};
+
+/// @brief One call of NVTX's memory extension, as a tool received it (event_type::memory).
+struct memory_call {
+  memory_op op = memory_op::heap_register;  ///< which call
+  std::uint64_t heap = 0;                   ///< the heap handle (returned by heap_register)
+  std::uint64_t heap_base = 0;              ///< heap_register: first byte of the heap
+  std::uint64_t heap_bytes = 0;             ///< heap_register: its size
+  std::uint32_t usage = 0;                  ///< heap_register: NVTX_MEM_HEAP_USAGE_TYPE_*
+  std::uint32_t memory_type = 0;            ///< heap_register, regions_*: NVTX_MEM_TYPE_*
+  bool by_handle = false;  ///< unregister, name, assign: regions referenced by handle, not pointer
+  std::vector<memory_region> regions;  ///< the call's regions, in order
+  std::uint64_t region_count = 0;      ///< regions the call passed (more than `regions` when cut)
+  std::uint64_t permissions = 0;       ///< permissions handle (0: NVTX's process-wide object)
+  std::uint32_t flags = 0;             ///< create, bind, set_peer_access: the call's flags
+  std::uint32_t scope = 0;             ///< bind, unbind: NVTX_MEM_PERMISSIONS_BIND_SCOPE_*
+  std::int32_t device = 0;             ///< cuda_device_permissions, cuda_set_peer_access
+  std::uint64_t stream = 0;            ///< cuda_mark_initialized: the cudaStream_t
 };
 
 /// @brief The payload attached to an event: one of NVTX's six scalar types, or none.
@@ -113,6 +165,7 @@ struct event {
   std::uint32_t process_id = 0;              ///< OS process id of the recording process
   std::vector<structured_payload> payloads;  ///< structured payloads attached, in call order
   counter_sample counter;                    ///< event_type::counter_sample only
+  memory_call memory;                        ///< event_type::memory only
 };
 
 /// @brief Longest message text kept, in bytes; longer messages are truncated to this many bytes
@@ -148,6 +201,9 @@ struct completed_range {
 [[nodiscard]] std::vector<completed_range> pair_ranges(
     std::vector<event> const& events, std::int64_t end_ns,
     std::vector<std::string>* warnings = nullptr);
+
+/// @brief Name of a memory call ("heap_register", ...).
+[[nodiscard]] char const* to_string(memory_op op) noexcept;
 
 /// @brief Name of an event type ("push", "name_thread", ...).
 [[nodiscard]] char const* to_string(event_type type) noexcept;

@@ -2,6 +2,7 @@
 // (trace_model_internal.hpp).
 
 #include "graph_ranges.hpp"
+#include "heap_usage.hpp"
 #include "launch_index.hpp"
 #include "trace_model_internal.hpp"
 
@@ -95,6 +96,12 @@ class process_reader {
     for (auto const& [tid, pieces] : pf_.pieces) {
       thread(tid, pieces, leftovers);
     }
+    heaps_.finish([&](heap_usage::sample const& h) {
+      counter_sample_info const c{pid_,   h.tid, h.ns, h.domain, pf_.names.domain_at(h.domain),
+                                  h.value};
+      ++totals_.counter_samples;
+      each([&](trace_sink& s) { s.on_counter_sample(c); });
+    });
     if (end_ns_ == std::numeric_limits<std::int64_t>::min()) {
       end_ns_ = last_ns_ == std::numeric_limits<std::int64_t>::min() ? pf_.header.ns0 : last_ns_;
       warn("process", fmt::format("process {} ended without flushing (killed?); its trace ends "
@@ -629,6 +636,17 @@ class process_reader {
               each([&](trace_sink& s) { s.on_counter_sample(c); });
               break;
             }
+            case event_type::memory: {
+              std::vector<std::string> problems;
+              testing::memory_call call;
+              if (rec::decode_memory_call(r, call, problems)) {
+                heaps_.add(last, tid, r.domain, message_of(r), std::move(call));
+              }
+              for (auto& w : problems) {
+                warn("memory", fmt::format("pid {} thread {}: {}", pid_, tid, w));
+              }
+              break;
+            }
             case event_type::sync_create:
               sync_names_[r.id] = message_of(r);
               [[fallthrough]];
@@ -686,6 +704,7 @@ class process_reader {
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, int> streams_;
   std::unordered_map<std::uint32_t, std::string> stream_names_;
   graph_ranges graphs_;  // CUDA graph work under capture-time ranges (offline/graph_ranges.hpp)
+  heap_usage heaps_;     // NVTX memory heaps' bytes in use (offline/heap_usage.hpp)
 };
 
 }  // namespace
