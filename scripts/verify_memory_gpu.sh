@@ -114,11 +114,11 @@ verdict "memcheck: the write to the read-only 'lookup' is reported with annotati
   "$([ "$n" -gt 0 ] 2>/dev/null && echo 1)" "$(evidence_of "$out/sanitizer/ro_annotated.txt")"
 
 step "4. initcheck --track-unused-memory: the pool's unused memory"
-sanitize unused_plain --tool initcheck --track-unused-memory yes --show-backtrace no -- \
+sanitize unused_plain --tool initcheck --track-unused-memory --show-backtrace no -- \
   --bug none --no-annotate
-sanitize unused_annotated --tool initcheck --track-unused-memory yes --show-backtrace no -- \
+sanitize unused_annotated --tool initcheck --track-unused-memory --show-backtrace no -- \
   --bug none
-sanitize unused_free_first --tool initcheck --track-unused-memory yes --show-backtrace no -- \
+sanitize unused_free_first --tool initcheck --track-unused-memory --show-backtrace no -- \
   --bug none --free-before-unregister
 echo "INFO with annotations, the pool freed before its heap is unregistered:" \
   "$(errors_of "$out/sanitizer/unused_free_first.txt") errors"
