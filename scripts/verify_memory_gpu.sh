@@ -86,10 +86,25 @@ n=$(errors_of "$out/sanitizer/oob_annotated.txt")
 verdict "memcheck: the off-by-one is reported with annotations (default options)" \
   "$([ "$n" -gt 0 ] 2>/dev/null && grep -q 'Invalid __global__ write' "$out/sanitizer/oob_annotated.txt" && echo 1)" \
   "$(evidence_of "$out/sanitizer/oob_annotated.txt")"
-# (the sanitizer's own lines only: they start with "========="; the program prints "output" too)
-verdict "memcheck: the report names the buffer ('output')" \
-  "$(grep -E '^=+' "$out/sanitizer/oob_annotated.txt" | grep -q "output" && echo 1)" \
-  "$(grep -E '^=+' "$out/sanitizer/oob_annotated.txt" | grep -nE "output|named|name" | head -n 10)"
+# The out-of-bounds report gives the region it hit by address and size, not by name (seen on
+# the H100 with CUDA 13.0: names appear in leak and unused-memory reports, checked below): the
+# region is 'output' when its address is the one the program printed for 'output'.
+output_at=$(sed -n 's/^memory_pool: buffer output at \(0x[0-9a-f]*\) .*/\1/p' \
+  "$out/sanitizer/oob_annotated.txt")
+verdict "memcheck: the report points at 'output' (the region at its address, of its 4,000 bytes)" \
+  "$([ -n "$output_at" ] && grep -E '^=+' "$out/sanitizer/oob_annotated.txt" |
+    grep -q "nearest allocation at $output_at of size 4,000 bytes" && echo 1)" \
+  "$(grep -E '^memory_pool: buffer' "$out/sanitizer/oob_annotated.txt"; grep -E '^=+' \
+    "$out/sanitizer/oob_annotated.txt" | grep -E "nearest allocation" | head -n 2)"
+# Names: a leaked buffer is reported by the name its region was given.
+sanitize leak_annotated --tool memcheck --leak-check full --show-backtrace no -- --bug leak
+verdict "memcheck --leak-check full: each leaked buffer named ('input', 'output', 'lookup')" \
+  "$(l=$(grep -E '^=+ +Leaked' "$out/sanitizer/leak_annotated.txt"); for b in input output lookup; do
+    grep -q "called $b\$" <<<"$l" || exit 0; done; echo 1)" \
+  "$(grep -E '^=+ +(Leaked|LEAK)' "$out/sanitizer/leak_annotated.txt" | head -n 6)"
+sanitize leak_plain --tool memcheck --leak-check full --show-backtrace no -- --bug leak --no-annotate
+echo "INFO memcheck --leak-check full without annotations: the pool as one unnamed allocation"
+grep -E '^=+ +(Leaked|LEAK)' "$out/sanitizer/leak_plain.txt" | head -n 4 | sed 's/^/    | /'
 n=$(errors_of "$out/sanitizer/oob_annotated_nvtx_yes.txt")
 verdict "memcheck --nvtx yes: reported too" "$([ "$n" -gt 0 ] 2>/dev/null && echo 1)" \
   "$(evidence_of "$out/sanitizer/oob_annotated_nvtx_yes.txt" | head -n 6)"

@@ -5,6 +5,11 @@
 //                      memcheck sees nothing, unless the arena's buffers are NVTX regions.
 //   --bug read-only    the kernel writes into "lookup", which is read-only for the GPU while
 //                      the kernel runs (nvtxpp::cuda_access_scope): reported with annotations.
+//   --bug leak         the program never releases the arena nor its buffers: memcheck
+//                      --leak-check full reports each buffer leaked, by its name.
+// Each buffer's address is printed: compute-sanitizer's out-of-bounds report gives the address
+// and size of the region it hit ("nearest allocation at ... of size 4,000 bytes"), not its name
+// (it prints names in its leak and unused-memory reports).
 // --no-annotate switches the annotations off at run time: the same binary shows both outcomes.
 //
 //   compute-sanitizer --tool memcheck ./memory_pool --bug off-by-one                  # reported
@@ -98,7 +103,7 @@ __global__ void scale(float const* in, float const* lookup, float* out, std::siz
 
 void usage(FILE* to) {
   std::fprintf(to,
-               "usage: memory_pool [--bug none|off-by-one|read-only] [--no-annotate] [-n N]\n"
+               "usage: memory_pool [--bug none|off-by-one|read-only|leak] [--no-annotate] [-n N]\n"
                "                   [--free-before-unregister]\n"
                "  an arena over one cudaMalloc; its buffers are NVTX regions unless "
                "--no-annotate\n");
@@ -144,8 +149,8 @@ int main(int argc, char** argv) {
       return bad_usage;
     }
   }
-  if (bug != "none" && bug != "off-by-one" && bug != "read-only") {
-    std::fprintf(stderr, "memory_pool: --bug is none, off-by-one or read-only\n");
+  if (bug != "none" && bug != "off-by-one" && bug != "read-only" && bug != "leak") {
+    std::fprintf(stderr, "memory_pool: --bug is none, off-by-one, read-only or leak\n");
     return bad_usage;
   }
   int devices = 0;
@@ -157,13 +162,22 @@ int main(int argc, char** argv) {
   MEMORY_POOL_CHECK(cudaFree(nullptr));
   {
     nvtxpp::scoped_range run{"memory_pool {}", annotate ? "annotated" : "plain"};
-    arena pool{1 << 20, annotate, free_first};
-    auto input = pool.allocate(n, "input");
-    auto output = pool.allocate(n, "output");
-    auto lookup = pool.allocate(n, "lookup");
+    // --bug leak: the arena and its buffers are never released (the program forgets them).
+    auto* const owned = new arena{1 << 20, annotate, free_first};
+    arena& pool = *owned;
+    auto* const buffers = new arena::buffer[3]{pool.allocate(n, "input"), pool.allocate(n, "output"),
+                                               pool.allocate(n, "lookup")};
+    auto& input = buffers[0];
+    auto& output = buffers[1];
+    auto& lookup = buffers[2];
     // Said before any kernel: under compute-sanitizer a reported error ends the CUDA context.
     std::printf("memory_pool: regions %s\n",
                 input.region.registered() ? "registered (a tool listens)" : "not registered");
+    for (auto const* b : {&input, &output, &lookup}) {
+      std::printf("memory_pool: buffer %s at %p (%zu bytes)\n",
+                  b == &input ? "input" : b == &output ? "output" : "lookup",
+                  static_cast<void*>(b->data), b->n * sizeof(float));
+    }
     std::fflush(stdout);
     std::vector<float> host(n, 1.5f);
     MEMORY_POOL_CHECK(
@@ -186,6 +200,10 @@ int main(int argc, char** argv) {
     std::printf("memory_pool: %s, bug %.*s: output[0] = %.1f\n",
                 annotate ? "annotated" : "not annotated", static_cast<int>(bug.size()), bug.data(),
                 static_cast<double>(host[0]));
+    if (bug != "leak") {
+      delete[] buffers;  // the regions end first, then the arena's heap and its memory
+      delete owned;
+    }
   }
   return 0;
 }
