@@ -191,7 +191,7 @@ if "NVTX_EVENTS" in tables:
     print("NVTX_EVENTS by eventType:", db.execute(
         "SELECT eventType, count(*) FROM NVTX_EVENTS GROUP BY eventType").fetchall())
 PY
-  "$nsys" stats --report nvtx_sum "$work/pool.nsys-rep" 2>&1 | tail -n 15 | tee -a "$out/nsys_tables.txt"
+  "$nsys" stats --force-export=true --report nvtx_sum "$work/pool.nsys-rep" 2>&1 | tail -n 15 | tee -a "$out/nsys_tables.txt"
 else
   echo "INFO nsys profile did not run:"; tail -n 20 "$work/nsys.log"
 fi
