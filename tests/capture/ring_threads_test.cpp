@@ -111,7 +111,7 @@ TEST_CASE("records come back whole, oldest first, across many laps", "[ring]") {
 
 TEST_CASE("bad regions and oversized records are refused", "[ring]") {
   region m{8 * page};
-  CHECK_FALSE(rec::ring::open(m.p, m.size).valid());  // not formatted
+  CHECK_FALSE(rec::ring::open(m.p, m.size).valid());            // not formatted
   CHECK_FALSE(rec::ring::create(m.p, 3 * page, page).valid());  // fewer than 4 pages
   CHECK_FALSE(rec::ring::create(m.p, 8 * page, 1000).valid());  // not a power of two
   rec::ring r = rec::ring::create(m.p, 8 * page, page);
@@ -137,11 +137,11 @@ TEST_CASE("a record being written is skipped, and the walk goes on past it", "[r
   }
   // A writer that died inside record 1: its tag still has the pending bit (layout: ring.hpp).
   auto* data = reinterpret_cast<std::atomic<std::uint64_t>*>(static_cast<unsigned char*>(m.p) +
-                                                              sizeof(rec::ring_header));
+                                                             sizeof(rec::ring_header));
   std::uint64_t const rec1 =
       rec::ring_record_head + ((make_record(0, 0).size() + 7) & ~std::size_t{7});
   REQUIRE(data[rec1 / 8].load() == (rec1 | 2));  // tag: position | 2 (a tag)
-  data[rec1 / 8].store(rec1 | 2 | 1);             // | 1: being written
+  data[rec1 / 8].store(rec1 | 2 | 1);            // | 1: being written
   std::uint64_t busy = 0;
   auto const snap = r.snapshot(0, nullptr, &busy);
   REQUIRE(snap.size() == 2);

@@ -71,7 +71,8 @@ ring ring::open(void* region, std::size_t region_size) noexcept {
     return {};
   }
   auto* h = static_cast<ring_header*>(region);
-  if (h->ready.load(std::memory_order_acquire) != 1 || std::memcmp(h->magic, ring_magic, sizeof h->magic) != 0 || h->page < 2 * ring_record_head ||
+  if (h->ready.load(std::memory_order_acquire) != 1 ||
+      std::memcmp(h->magic, ring_magic, sizeof h->magic) != 0 || h->page < 2 * ring_record_head ||
       (h->page & (h->page - 1)) != 0 || h->capacity % h->page != 0 || h->capacity / h->page < 4 ||
       region_bytes(h->capacity) > region_size) {
     return {};
@@ -110,7 +111,8 @@ bool ring::write(iovec const* parts, int count, std::uint64_t stamp) noexcept {
   check sum{start, size, stamp};
   w[1].store(size, std::memory_order_relaxed);
   w[2].store(stamp, std::memory_order_relaxed);
-  w[0].store(start | tagged | pending, std::memory_order_release);  // readers skip it, knowing its size
+  w[0].store(start | tagged | pending,
+             std::memory_order_release);  // readers skip it, knowing its size
   // The bytes are release stores (plain stores on x86): a reader that loads any of them with
   // acquire also sees the head this write claimed, so it knows the older record it read over is
   // gone. (A fence would say the same once, but ThreadSanitizer does not model fences.)

@@ -16,10 +16,10 @@
 ///
 /// Layout: a 64-byte header, then `capacity` data bytes cut in pages. A record never crosses a
 /// page (so each page starts at a record and a reader can start at any page), and is a 24-byte
-/// head (its absolute position as tag, with bit 1 set, and bit 0 while it is written; its size and a check
-/// word over its bytes; a stamp the writer chooses) plus its bytes, padded to 8. Data is stored and loaded as 8-byte atomic words
-/// (release/acquire), so concurrent readers and writers are well-defined (and clean under
-/// ThreadSanitizer).
+/// head (its absolute position as tag, with bit 1 set, and bit 0 while it is written; its size and
+/// a check word over its bytes; a stamp the writer chooses) plus its bytes, padded to 8. Data is
+/// stored and loaded as 8-byte atomic words (release/acquire), so concurrent readers and writers
+/// are well-defined (and clean under ThreadSanitizer).
 ///
 /// Limits: a record holds at most `page - 24` bytes (bigger ones are refused and counted). A
 /// writer descheduled while the others write a whole ring (seen under ThreadSanitizer with a
