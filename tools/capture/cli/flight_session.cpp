@@ -191,7 +191,9 @@ std::string flight_session::dump(std::string const& reason, bool live, bool with
 bool flight_session::finish(int status) {
   bool ok = true;
   bool const by_signal = WIFSIGNALED(status);
-  watch_->poll(now_ns());
+  if (watch_->active()) {
+    watch_->poll(now_ns());  // the last triggers' ranges, for the closing notes
+  }
   if (opt_.dump_on_exit || by_signal) {
     std::string const reason =
         by_signal ? "program killed by signal " + std::to_string(WTERMSIG(status)) : "at exit";

@@ -171,7 +171,7 @@ window_result compose_window(std::string const& raw_dir, std::string const& out_
       res.errors.push_back(m.error());
       continue;
     }
-    auto const records = m.get()->snapshot();
+    auto records = m.get()->snapshot();
     auto const header =
         rec::load<rec::file_header>(reinterpret_cast<unsigned char const*>(defs.data()));
     // Did the process write its end (then the definitions file ends with it)?
@@ -200,7 +200,13 @@ window_result compose_window(std::string const& raw_dir, std::string const& out_
     std::uint64_t const oldest_kept = keep_ns > 0 && newest > static_cast<std::uint64_t>(keep_ns)
                                           ? newest - static_cast<std::uint64_t>(keep_ns)
                                           : 0;
-    std::string out = defs.substr(0, sizeof(rec::file_header));
+    // Written as it goes (a window of a gigabyte is not built twice in memory).
+    std::string const path = out_dir + "/nvtxpp-" + std::to_string(pid) + ".bin";
+    std::ofstream o{path, std::ios::binary | std::ios::trunc};
+    auto put = [&o](void const* data, std::size_t size) {
+      o.write(static_cast<char const*>(data), static_cast<std::streamsize>(size));
+    };
+    put(defs.data(), sizeof(rec::file_header));
     std::int64_t last_clock_ticks = 0, last_clock_ns = 0;
     // Stream blocks: their pieces in order, each block decodable only from its start.
     struct block {
@@ -211,7 +217,7 @@ window_result compose_window(std::string const& raw_dir, std::string const& out_
     };
     std::vector<block> blocks;
     std::map<std::pair<std::uint64_t, std::uint32_t>, std::size_t> block_at;
-    for (auto const& r : records) {
+    for (auto& r : records) {
       record_view v{};
       if (!view(r.bytes, v)) {
         continue;
@@ -222,7 +228,7 @@ window_result compose_window(std::string const& raw_dir, std::string const& out_
       }
       if (v.kind != static_cast<std::uint32_t>(rec::file_record::chunk)) {
         if (r.stamp >= oldest_kept) {
-          out += r.bytes;
+          put(r.bytes.data(), r.bytes.size());
           ++res.records;
           res.ring_bytes += r.bytes.size();
         }
@@ -250,7 +256,8 @@ window_result compose_window(std::string const& raw_dir, std::string const& out_
       if (offset == 0) {
         // The injection library writes each piece from its block's start: the longest wins.
         if (n > b.bytes.size()) {
-          b.bytes.assign(bytes, n);
+          r.bytes.erase(0, 8 + rec::chunk_head_bytes);  // moved, not copied
+          b.bytes = std::move(r.bytes);
           b.broken = false;
         }
         continue;
@@ -281,12 +288,13 @@ window_result compose_window(std::string const& raw_dir, std::string const& out_
           static_cast<std::int64_t>(
               static_cast<double>(static_cast<std::int64_t>(oldest_kept) - c.ns0) / c.ns_per_tick);
     }
-    for (auto const& b : blocks) {
+    records.clear();
+    for (auto& b : blocks) {
       auto const* p = reinterpret_cast<unsigned char const*>(b.bytes.data());
       auto const* const end = p + b.bytes.size();
       std::string piece;
       if (cut_ticks == std::numeric_limits<std::int64_t>::min()) {
-        piece = b.bytes;
+        piece = std::move(b.bytes);
       } else {
         std::int64_t last = 0;
         rec::raw_event e;
@@ -320,14 +328,15 @@ window_result compose_window(std::string const& raw_dir, std::string const& out_
           static_cast<std::uint32_t>(rec::file_record::chunk),
           static_cast<std::uint32_t>(rec::chunk_head_bytes + piece.size())};
       std::uint32_t const where[2] = {b.seq, 0};
-      out.append(reinterpret_cast<char const*>(head), sizeof head);
-      out += b.head;
-      out.append(reinterpret_cast<char const*>(where), sizeof where);
-      out += piece;
+      put(head, sizeof head);
+      put(b.head.data(), b.head.size());
+      put(where, sizeof where);
+      put(piece.data(), piece.size());
+      std::string{}.swap(b.bytes);
       ++res.records;
       res.ring_bytes += piece.size();
     }
-    out.append(defs, sizeof(rec::file_header), std::string::npos);
+    put(defs.data() + sizeof(rec::file_header), defs.size() - sizeof(rec::file_header));
     if (!finished) {
       // The end of the window: now for a running process, its newest record for a dead one.
       std::int64_t const end = live || newest == 0 ? end_ns : static_cast<std::int64_t>(newest);
@@ -349,11 +358,9 @@ window_result compose_window(std::string const& raw_dir, std::string const& out_
       fin{static_cast<std::uint32_t>(rec::file_record::finish), 20,
           t0 + static_cast<std::int64_t>(static_cast<double>(end - n0) * per_ns), end,
           static_cast<std::int32_t>(live ? rec::finish_reason::exit : rec::finish_reason::signal)};
-      out.append(reinterpret_cast<char const*>(&fin), sizeof fin);
+      put(&fin, sizeof fin);
     }
-    std::string const path = out_dir + "/nvtxpp-" + std::to_string(pid) + ".bin";
-    std::ofstream o{path, std::ios::binary | std::ios::trunc};
-    o.write(out.data(), static_cast<std::streamsize>(out.size()));
+    o.close();
     if (!o) {
       res.errors.push_back("cannot write " + path);
       continue;
