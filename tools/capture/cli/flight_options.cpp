@@ -70,14 +70,14 @@ std::uint64_t parse_size(std::string const& option, std::string const& value) {
   double scale = 0;
   if (u == "B") {
     scale = 1;
-  } else if (u == "K" || u == "KB" || u == "KIB") {
+  } else if (u == "KB" || u == "KIB") {
     scale = 1024.0;
-  } else if (u == "M" || u == "MB" || u == "MIB") {
+  } else if (u == "MB" || u == "MIB") {
     scale = 1024.0 * 1024.0;
-  } else if (u == "G" || u == "GB" || u == "GIB") {
+  } else if (u == "GB" || u == "GIB") {
     scale = 1024.0 * 1024.0 * 1024.0;
   } else {
-    return 0;  // not a size
+    return 0;  // not a size (5m is five minutes)
   }
   double const bytes = n * scale;
   if (bytes < 1 || bytes > 1e15) {
