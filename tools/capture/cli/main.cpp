@@ -437,6 +437,16 @@ int main(int argc, char** argv) {
     fail(2, "cannot create " + raw_dir + ": " + std::strerror(errno));
   }
 
+  // --flight-recorder: the rings in memory-backed files where there are (flight_ring.cpp says
+  // why), linked from the raw directory.
+  std::string ring_dir;
+  if (flight.enabled && ::access("/dev/shm", W_OK) == 0) {
+    std::string templ = "/dev/shm/nvtxpp-flight-XXXXXX";
+    if (::mkdtemp(templ.data()) != nullptr) {
+      ring_dir = templ;
+    }
+  }
+
   // Ctrl-C reaches the whole process group: the program handles it; this launcher waits to
   // merge. A SIGTERM/SIGHUP sent to the launcher alone is passed on to the program.
   struct sigaction ignore {};
@@ -478,6 +488,9 @@ int main(int argc, char** argv) {
     ::setenv("NVTXPP_CAPTURE_DIR", raw_dir.c_str(), 1);
     if (flight.enabled) {
       ::setenv("NVTXPP_FLIGHT_BYTES", std::to_string(flight.ring_bytes).c_str(), 1);
+      if (!ring_dir.empty()) {
+        ::setenv("NVTXPP_FLIGHT_DIR", ring_dir.c_str(), 1);
+      }
     }
     set_cuda_env(cuda_mode, cuda_api, lib);
     capture.export_env(base_ns);
@@ -513,6 +526,9 @@ int main(int argc, char** argv) {
       }
       if (keep_raw.empty()) {
         remove_tree(raw_dir);
+      }
+      if (!ring_dir.empty()) {
+        remove_tree(ring_dir);
       }
       fail(2, std::string{e.what()});
     }
@@ -553,6 +569,12 @@ int main(int argc, char** argv) {
   std::fflush(nullptr);
   if (keep_raw.empty() && !r.write_failed) {
     remove_tree(raw_dir);
+    if (!ring_dir.empty()) {
+      remove_tree(ring_dir);
+    }
+  } else if (!ring_dir.empty()) {
+    std::fprintf(stderr, "nvtxpp-capture: the raw recording's rings are in %s (linked from %s)\n",
+                 ring_dir.c_str(), raw_dir.c_str());
   }
 
   if (WIFSIGNALED(status)) {

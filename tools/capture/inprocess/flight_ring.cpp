@@ -63,8 +63,20 @@ bool open_ring() noexcept {
   std::uint64_t const wanted = std::strtoull(bytes_text, nullptr, 10);
   std::uint64_t const capacity = rec::ring::fit_capacity(wanted);
   char const* dir = std::getenv("NVTXPP_CAPTURE_DIR");
-  std::string path = (dir != nullptr && *dir != '\0') ? dir : ".";
-  path += "/nvtxpp-" + std::to_string(::getpid()) + ".ring";
+  std::string const name = "/nvtxpp-" + std::to_string(::getpid()) + ".ring";
+  std::string const link = ((dir != nullptr && *dir != '\0') ? dir : ".") + name;
+  // The launcher puts rings in memory-backed files (/dev/shm) where it can: pages written first
+  // through a shared mapping of a disk file cost a block allocation each (a range under a 1 GB
+  // ring was 2.4x as costly, bench/flight_cost.py). The capture directory gets a link to it.
+  char const* ring_dir = std::getenv("NVTXPP_FLIGHT_DIR");
+  std::string path = link;
+  if (ring_dir != nullptr && *ring_dir != '\0') {
+    path = ring_dir + name;
+    ::unlink(link.c_str());
+    if (::symlink(path.c_str(), link.c_str()) != 0) {
+      path = link;  // no link: the ring goes in the capture directory itself
+    }
+  }
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   std::size_t const size = rec::ring::region_bytes(capacity);
   // The file is sparse: pages cost memory (and disk) only once written, so memory grows to the
