@@ -194,15 +194,25 @@ int main(int argc, char** argv) {
     touch(arg(2, "ran"));
     return 0;
   }
-  if (which == "spin") return spin(arg(2, "ready"));
-  if (which == "threads") return threads(arg(2, "ready"), arg(3, "stop"), std::atoi(arg(4, "3")));
-  if (which == "crash") return crash();
+  if (which == "spin") {
+    return spin(arg(2, "ready"));
+  }
+  if (which == "threads") {
+    return threads(arg(2, "ready"), arg(3, "stop"), std::atoi(arg(4, "3")));
+  }
+  if (which == "crash") {
+    return crash();
+  }
   if (which == "slow") {
     return slow(std::atoi(arg(2, "500")), arg(3, ""), std::atoi(arg(4, "300")),
                 std::atof(arg(5, "5")));
   }
-  if (which == "deadlock") return deadlock();
-  if (which == "rank_stuck") return rank_stuck(arg(2, "stop"), std::atoi(arg(3, "3")));
+  if (which == "deadlock") {
+    return deadlock();
+  }
+  if (which == "rank_stuck") {
+    return rank_stuck(arg(2, "stop"), std::atoi(arg(3, "3")));
+  }
   std::fprintf(stderr, "usage: flight_app steps|spin|threads|crash|slow|deadlock|rank_stuck ...\n");
   return 64;
 }

@@ -70,13 +70,13 @@ long find_launcher(std::string const& dir, long pid) {
 std::string control_dir() {
   char const* run = std::getenv("XDG_RUNTIME_DIR");
   std::string base = run != nullptr && *run != '\0' && ::access(run, W_OK) == 0 ? run : "/tmp";
-  std::string const dir = base + "/nvtxpp-capture-" + std::to_string(::getuid());
+  std::string dir = base + "/nvtxpp-capture-" + std::to_string(::getuid());
   ::mkdir(dir.c_str(), 0700);
   return dir;
 }
 
 std::string register_launcher(pid_t child) {
-  std::string const base = control_dir() + "/" + std::to_string(::getpid());
+  std::string base = control_dir() + "/" + std::to_string(::getpid());
   if (!write_whole(base + ".launcher", std::to_string(child) + "\n")) {
     return {};
   }
@@ -94,7 +94,7 @@ void unregister_launcher(std::string const& base) {
     while (dirent* e = ::readdir(d)) {
       std::string const name = e->d_name;
       if (name.rfind(me + "req.", 0) == 0) {
-        ::unlink((dir + "/" + name).c_str());
+        ::unlink((dir + '/').append(name).c_str());
       }
     }
     ::closedir(d);
@@ -113,7 +113,7 @@ std::vector<control_request> take_requests(std::string const& base) {
       if (name.rfind(prefix, 0) != 0 || unfinished) {
         continue;
       }
-      std::string const path = dir + "/" + name;
+      std::string const path = (dir + '/').append(name);
       control_request r;
       r.client = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
       r.verb = read_whole(path);

@@ -34,7 +34,7 @@ void remove_dir(std::string const& dir) {
     while (dirent* e = ::readdir(d)) {
       std::string const name = e->d_name;
       if (name != "." && name != "..") {
-        ::unlink((dir + "/" + name).c_str());
+        ::unlink((dir + '/').append(name).c_str());
       }
     }
     ::closedir(d);

@@ -318,8 +318,8 @@ int main(int argc, char** argv) {
       if (!valid_cuda_mode(cuda_mode)) {
         fail(2, "--cuda takes auto, on or off, not '" + cuda_mode + "'");
       }
-    } else if (parse_capture_option(capture, a, [&] { return value(a.c_str()); })) {
-    } else if (parse_capture_option(flight, a, [&] { return value(a.c_str()); })) {
+    } else if (parse_capture_option(capture, a, [&] { return value(a.c_str()); }) ||
+               parse_capture_option(flight, a, [&] { return value(a.c_str()); })) {
     } else if (a == "--annotate-calls" || a.rfind("--annotate-calls=", 0) == 0) {
       std::string why;
       if (!annotate.add(a == "--annotate-calls" ? value("--annotate-calls") : a.substr(17), &why)) {
