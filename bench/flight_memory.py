@@ -12,6 +12,7 @@ usage: bench/flight_memory.py BUILD_DIR [--limit 256MB] [--duration 600] [--svg 
 """
 import argparse
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -91,6 +92,10 @@ def main():
         t_kill = time.monotonic()
         os.kill(prog, signal.SIGKILL)
         _, err = p.communicate()
+        for line in err.splitlines():  # --keep-raw keeps the rings too: ours to remove
+            if "rings are in " in line:
+                shutil.rmtree(line.split("rings are in ")[1].split(" (linked")[0],
+                              ignore_errors=True)
         print(f"# dump after SIGKILL: {time.monotonic() - t_kill:.1f} s", file=sys.stderr)
         print("\n".join("# " + l for l in err.splitlines() if "dump" in l or "range" in l),
               file=sys.stderr)

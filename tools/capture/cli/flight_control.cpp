@@ -55,11 +55,24 @@ long parent_of(long pid) {
   return ppid;
 }
 
-/// The launcher that records `pid` (itself a launcher, or one of its ancestors), or 0.
+/// The program file of `pid` ("" when unknown).
+std::string exe_of(long pid) {
+  char buf[4096];
+  ssize_t const n = ::readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), buf, sizeof buf);
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string{};
+}
+
+/// The launcher that records `pid` (itself a launcher, or one of its ancestors), or 0. An entry
+/// whose pid now runs another program (a launcher killed, its pid reused) does not count.
 long find_launcher(std::string const& dir, long pid) {
+  std::string const self = exe_of(::getpid());
   for (long p = pid, hops = 0; p > 1 && hops < 64; p = parent_of(p), ++hops) {
-    if (::access((dir + "/" + std::to_string(p) + ".launcher").c_str(), F_OK) == 0 && alive(p)) {
-      return p;
+    std::string const entry = dir + "/" + std::to_string(p) + ".launcher";
+    if (::access(entry.c_str(), F_OK) == 0 && alive(p)) {
+      if (exe_of(p) == self) {
+        return p;
+      }
+      ::unlink(entry.c_str());  // stale
     }
   }
   return 0;
