@@ -6,14 +6,20 @@
 // program starts). 3: the program succeeded but writing the trace failed (the raw recording is
 // kept). 127: the program could not be started.
 
+#include "../offline/flight_watch.hpp"
+#include "../offline/flight_window.hpp"
 #include "../offline/sqlite_sink.hpp"
 #include "../offline/trace_model.hpp"
 #include "../offline/writers.hpp"
 #include "annotate_calls.hpp"
 #include "capture_options.hpp"
+#include "flight_control.hpp"
+#include "flight_options.hpp"
+#include "flight_session.hpp"
 #include "merge_main.hpp"
 #include "output_claim.hpp"
 #include "output_name.hpp"
+#include "write_outputs.hpp"
 
 #include <nvtxpp/version.hpp>
 
@@ -42,6 +48,8 @@ constexpr char usage[] =
     "usage: nvtxpp-capture [options] [--] program [args...]\n"
     "       nvtxpp-capture --convert DIR [-o FILE] [--summary-only|--no-summary] [--csv]\n"
     "       nvtxpp-capture merge [-o OUT] [--summary-only|--no-summary] [--csv] FILE...\n"
+    "       nvtxpp-capture dump PID          (a --flight-recorder run: dump its window now)\n"
+    "       nvtxpp-capture stacks PID|FILE... (open ranges of a run now; group ranks' reports)\n"
     "\n"
     "Runs program with the nvtxpp NVTX injection library and records every NVTX call.\n"
     "When it ends, writes a Chrome Trace Event JSON file (open it in https://ui.perfetto.dev\n"
@@ -85,6 +93,20 @@ constexpr char usage[] =
     "      --annotate-calls FUNC@LIB  a range per call of a shared library's matching\n"
     "                      function (globs on the function and on the library's file name or\n"
     "                      soname; comma lists; repeatable), no rebuild: docs/annotate.md\n"
+    "flight recorder (docs/leave-it-on.md):\n"
+    "      --flight-recorder=LIMIT  keep only the last LIMIT of each process's recording (a\n"
+    "                      duration, 30s or 5m, or a size, 64MB or 1GB) in a ring that survives\n"
+    "                      the program's death; write it only in dumps: FILE.dumpN.EXT (%n in -o\n"
+    "                      places N), at the end, on a crash, on `nvtxpp-capture dump PID`, on a\n"
+    "                      trigger, on a hang\n"
+    "      --dump-on-exit=yes|no  dump at the program's normal end (default yes; signals dump)\n"
+    "      --trigger='RANGE[@DOMAIN]>FACTORx' | 'RANGE[@DOMAIN]>DURATION'  dump when an instance\n"
+    "                      of RANGE took FACTOR times the median of its earlier ones, or longer\n"
+    "                      than DURATION (250ms); repeatable\n"
+    "      --trigger-max=N  dumps by triggers at most (default 10)\n"
+    "      --trigger-cooldown=DURATION  no trigger dump sooner than this after one (default 10s)\n"
+    "      --hang-timeout=DURATION  no range opened or closed for DURATION while one is open:\n"
+    "                      write NAME.stacks.txt beside the trace and dump\n"
     "      --lib PATH      injection library (default: libnvtxpp_inject.so next to this program,\n"
     "                      or in ../lib)\n"
     "  -h, --help          this text\n"
@@ -149,6 +171,22 @@ std::int64_t monotonic_ns() {
 
 pid_t g_child = -1;
 
+/// `nvtxpp-capture stacks PID` (ask the launcher) or `stacks FILE...` (group ranks' reports).
+int stacks_main(int argc, char** argv) {
+  if (argc < 1) {
+    std::fputs("usage: nvtxpp-capture stacks PID | nvtxpp-capture stacks FILE...\n", stderr);
+    return 2;
+  }
+  std::string const first = argv[0];
+  if (argc == 1 && !first.empty() && first.find_first_not_of("0123456789") == std::string::npos) {
+    return nvtxpp::capture::cli::control_client("stacks", argc, argv);
+  }
+  bool ok = true;
+  std::string const text = nvtxpp::capture::group_stacks({argv, argv + argc}, ok);
+  std::fputs(text.c_str(), stdout);
+  return ok ? 0 : 2;
+}
+
 /// `--cuda` value: "auto", "on" or "off"; anything else is bad usage.
 bool valid_cuda_mode(std::string const& mode) {
   return mode == "auto" || mode == "on" || mode == "off";
@@ -174,33 +212,19 @@ void forward_signal(int sig) {
 
 namespace cap = nvtxpp::capture;
 namespace cli = nvtxpp::capture::cli;
+using cli::open_output;
+using cli::outputs_result;
+using cli::write_outputs;
 
 /// Takes `arg` when it is a capture-control option (bad values end the run with status 2).
-template <class Next>
-bool parse_capture_option(cli::capture_options& c, std::string const& arg, Next&& next) {
+template <class Options, class Next>
+bool parse_capture_option(Options& c, std::string const& arg, Next&& next) {
   try {
     return c.parse(arg, next);
   } catch (cli::option_error const& e) {
     fail(2, e.what());
   }
 }
-
-bool is_sqlite(std::string const& path) {
-  std::string const ext = ".sqlite";
-  return path.size() >= ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0;
-}
-
-/// Creates the trace output (before the program runs: an unwritable path ends the run there).
-std::unique_ptr<cap::trace_sink> open_output(std::string const& path, std::int64_t base_ns) {
-  if (is_sqlite(path)) {
-    return cap::make_sqlite_sink(path);
-  }
-  return std::make_unique<cap::json_sink>(path, base_ns);
-}
-
-// Past these a JSON trace is slow or impossible to open in the viewers.
-constexpr std::uint64_t json_event_limit = 5'000'000;
-constexpr std::uint64_t json_byte_limit = 1ULL << 30U;
 
 /// Earliest recording start among the files of a raw directory (the trace's time 0 for
 /// --convert); 0 when none can be read.
@@ -235,112 +259,17 @@ std::int64_t earliest_start(std::string const& dir, long* pid = nullptr) {
   return best;
 }
 
-struct outputs_result {
-  bool write_failed = false;
-  bool fatal = false;  // the raw directory could not be read
-};
-
-/// Reads `raw_dir` into the trace output (if any) and the summary (if wanted), prints what
-/// happened. A write failure is reported once, the partial file removed, the summary still
-/// printed (from a second read).
-outputs_result write_outputs(std::string const& raw_dir, std::string const& output,
-                             std::unique_ptr<cap::trace_sink> trace, bool summary,
-                             cap::summary_options const& sopt) {
-  outputs_result res;
-  auto sum = std::make_unique<cap::summary_sink>();
-  cap::read_totals totals;
-  try {
-    cap::reader rd{raw_dir, sopt.max_warning_lines};
-    if (trace) {
-      rd.add_sink(*trace);
-    }
-    if (summary) {
-      rd.add_sink(*sum);
-    }
-    totals = rd.run();
-  } catch (cap::output_error const& e) {
-    std::fprintf(stderr, "nvtxpp-capture: %s; no trace written\n", e.what());
-    trace.reset();  // closes the file before it is removed
-    for (char const* suffix : {"", "-journal", "-wal", "-shm"}) {  // SQLite's side files too
-      ::unlink((output + suffix).c_str());
-    }
-    res.write_failed = true;
-    if (summary) {
-      sum = std::make_unique<cap::summary_sink>();
-      try {
-        cap::reader rd{raw_dir, sopt.max_warning_lines};
-        rd.add_sink(*sum);
-        totals = rd.run();
-      } catch (std::exception const& e2) {
-        std::fprintf(stderr, "nvtxpp-capture: %s\n", e2.what());
-        return res;
-      }
-    } else {
-      return res;
-    }
-  } catch (std::exception const& e) {
-    std::fprintf(stderr, "nvtxpp-capture: %s\n", e.what());
-    res.fatal = true;
-    return res;
-  }
-  if (summary) {
-    std::fflush(stdout);
-    sum->print(stdout, totals, sopt);
-  } else if (!totals.warning_counts.empty()) {
-    std::uint64_t n = 0;
-    for (auto const& [kind, count] : totals.warning_counts) {
-      n += count;
-    }
-    std::fprintf(stderr, "nvtxpp-capture: %llu warning(s); run with the summary to see them\n",
-                 static_cast<unsigned long long>(n));
-  }
-  if (auto const& u = totals.unattributed; u[0] + u[1] + u[2] != 0) {
-    // Never silent: GPU time that projects onto no range (docs/capture.md, "What GPU work is
-    // attributed, and how").
-    std::fprintf(stderr,
-                 "nvtxpp-capture: %llu GPU operation(s) with no launching CUDA API call in the "
-                 "recording (%llu kernel(s), %llu copy(ies), %llu memset(s)): kept in the trace, "
-                 "under no NVTX range\n",
-                 static_cast<unsigned long long>(u[0] + u[1] + u[2]),
-                 static_cast<unsigned long long>(u[0]), static_cast<unsigned long long>(u[1]),
-                 static_cast<unsigned long long>(u[2]));
-  }
-  if (trace && !res.write_failed) {
-    std::string gpu;
-    if (totals.gpu_ops != 0 || totals.api_calls != 0) {
-      gpu = ", " + std::to_string(totals.gpu_ops) + " GPU operation(s), " +
-            std::to_string(totals.api_calls) + " CUDA API call(s)";
-    }
-    if (totals.counter_samples != 0) {
-      gpu += ", " + std::to_string(totals.counter_samples) + " counter sample(s)";
-    }
-    std::fprintf(stderr,
-                 "nvtxpp-capture: %llu range(s), %llu instant event(s)%s from %zu process(es) "
-                 "written to %s\n",
-                 static_cast<unsigned long long>(totals.ranges),
-                 static_cast<unsigned long long>(totals.marks), gpu.c_str(), totals.processes,
-                 output.c_str());
-    std::uint64_t event_limit = json_event_limit;
-    if (char const* v = std::getenv("NVTXPP_CAPTURE_JSON_EVENT_LIMIT"); v != nullptr && *v != 0) {
-      event_limit = std::strtoull(v, nullptr, 10);  // testing: the notice without 5 M events
-    }
-    if (auto const* json = dynamic_cast<cap::json_sink const*>(trace.get());
-        json != nullptr && (json->events() > event_limit || json->bytes() > json_byte_limit)) {
-      std::fprintf(stderr,
-                   "nvtxpp-capture: %s holds %llu events (%.1f MiB), more than JSON viewers open "
-                   "comfortably; write -o FILE.sqlite for traces this large\n",
-                   output.c_str(), static_cast<unsigned long long>(json->events()),
-                   static_cast<double>(json->bytes()) / (1024.0 * 1024.0));
-    }
-  }
-  return res;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "merge") == 0) {  // per-rank files onto one timeline
     return cap::merge_main(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "dump") == 0) {  // a flight recorder's window, now
+    return cli::control_client("dump", argc - 2, argv + 2);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "stacks") == 0) {
+    return stacks_main(argc - 2, argv + 2);
   }
   std::string output = "nvtxpp-trace.json";
   std::string keep_raw;
@@ -352,6 +281,7 @@ int main(int argc, char** argv) {
   bool trace = true;
   cap::summary_options sopt;
   cli::capture_options capture;
+  cli::flight_options flight;
   cap::annotate_calls annotate;
   int i = 1;
   for (; i < argc; ++i) {
@@ -390,7 +320,8 @@ int main(int argc, char** argv) {
       if (!valid_cuda_mode(cuda_mode)) {
         fail(2, "--cuda takes auto, on or off, not '" + cuda_mode + "'");
       }
-    } else if (parse_capture_option(capture, a, [&] { return value(a.c_str()); })) {
+    } else if (parse_capture_option(capture, a, [&] { return value(a.c_str()); }) ||
+               parse_capture_option(flight, a, [&] { return value(a.c_str()); })) {
     } else if (a == "--annotate-calls" || a.rfind("--annotate-calls=", 0) == 0) {
       std::string why;
       if (!annotate.add(a == "--annotate-calls" ? value("--annotate-calls") : a.substr(17), &why)) {
@@ -421,6 +352,13 @@ int main(int argc, char** argv) {
   }
   try {
     capture.validate();
+    flight.validate();
+    if (flight.enabled) {
+      if (!convert.empty()) {
+        fail(2, "--flight-recorder records a run: not with --convert");
+      }
+      output = cli::protect_dump_number(output);  // %n: the dump's number, set at each dump
+    }
     if (trace) {
       cli::check_pattern(output, cli::process_env());
     }
@@ -434,6 +372,16 @@ int main(int argc, char** argv) {
     struct stat st {};
     if (::stat(convert.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
       fail(2, "cannot read raw recording directory '" + convert + "'");
+    }
+    std::string const window_dir = convert + "/window";
+    if (!cap::ring_processes(convert).empty()) {
+      // A flight recorder's raw directory: its rings' window, as ordinary capture files.
+      ::mkdir(window_dir.c_str(), 0755);
+      auto const w = cap::compose_window(convert, window_dir, 0, 0, false);
+      for (auto const& e : w.errors) {
+        std::fprintf(stderr, "nvtxpp-capture: %s\n", e.c_str());
+      }
+      convert = window_dir;
     }
     std::unique_ptr<cap::trace_sink> sink;
     cli::output_claim claim;
@@ -491,6 +439,16 @@ int main(int argc, char** argv) {
     fail(2, "cannot create " + raw_dir + ": " + std::strerror(errno));
   }
 
+  // --flight-recorder: the rings in memory-backed files where there are (flight_ring.cpp says
+  // why), linked from the raw directory.
+  std::string ring_dir;
+  if (flight.enabled && ::access("/dev/shm", W_OK) == 0) {
+    std::string templ = "/dev/shm/nvtxpp-flight-XXXXXX";
+    if (::mkdtemp(templ.data()) != nullptr) {
+      ring_dir = templ;
+    }
+  }
+
   // Ctrl-C reaches the whole process group: the program handles it; this launcher waits to
   // merge. A SIGTERM/SIGHUP sent to the launcher alone is passed on to the program.
   struct sigaction ignore {};
@@ -530,6 +488,12 @@ int main(int argc, char** argv) {
     }
     ::setenv("NVTX_INJECTION64_PATH", lib.c_str(), 1);
     ::setenv("NVTXPP_CAPTURE_DIR", raw_dir.c_str(), 1);
+    if (flight.enabled) {
+      ::setenv("NVTXPP_FLIGHT_BYTES", std::to_string(flight.ring_bytes).c_str(), 1);
+      if (!ring_dir.empty()) {
+        ::setenv("NVTXPP_FLIGHT_DIR", ring_dir.c_str(), 1);
+      }
+    }
     set_cuda_env(cuda_mode, cuda_api, lib);
     capture.export_env(base_ns);
     if (annotate.wanted()) {
@@ -548,13 +512,25 @@ int main(int argc, char** argv) {
           cli::resolve_output_name(output, static_cast<long>(g_child), cli::process_env()),
           static_cast<long>(g_child));
       output = claim.path();
-      sink = open_output(output, base_ns);
+      if (!flight.enabled) {
+        sink = open_output(output, base_ns);
+      } else {
+        // Dumps are written beside it: the folder must take them (checked before the run).
+        std::string const dir =
+            output.find('/') == std::string::npos ? "." : output.substr(0, output.rfind('/') + 1);
+        if (::access(dir.c_str(), W_OK) != 0) {
+          throw std::runtime_error("cannot write dumps in '" + dir + "': " + std::strerror(errno));
+        }
+      }
     } catch (std::exception const& e) {
       ::kill(g_child, SIGKILL);
       while (::waitpid(g_child, nullptr, 0) < 0 && errno == EINTR) {
       }
       if (keep_raw.empty()) {
         remove_tree(raw_dir);
+      }
+      if (!ring_dir.empty()) {
+        remove_tree(ring_dir);
       }
       fail(2, std::string{e.what()});
     }
@@ -566,10 +542,23 @@ int main(int argc, char** argv) {
   ::close(go[1]);
 
   int status = 0;
-  while (::waitpid(g_child, &status, 0) < 0 && errno == EINTR) {
+  outputs_result r;
+  if (flight.enabled) {
+    // Nothing is written but dumps; the claimed name only keeps other launchers off it.
+    cli::flight_session session{flight, raw_dir, output, trace, summary, sopt, base_ns};
+    if (auto const rank = cli::detect_rank(cli::process_env())) {
+      session.set_label("rank " + std::to_string(rank->rank));
+    }
+    status = session.wait_for(g_child);
+    r.write_failed = !session.finish(status);
+    if (struct stat st{}; trace && ::stat(output.c_str(), &st) == 0 && st.st_size == 0) {
+      ::unlink(output.c_str());  // the claim made it; dumps have their own names
+    }
+  } else {
+    while (::waitpid(g_child, &status, 0) < 0 && errno == EINTR) {
+    }
+    r = write_outputs(raw_dir, output, std::move(sink), summary, sopt);
   }
-
-  auto const r = write_outputs(raw_dir, output, std::move(sink), summary, sopt);
   int rc = r.fatal ? 2 : 0;
   if (r.write_failed) {
     rc = 3;
@@ -582,6 +571,12 @@ int main(int argc, char** argv) {
   std::fflush(nullptr);
   if (keep_raw.empty() && !r.write_failed) {
     remove_tree(raw_dir);
+    if (!ring_dir.empty()) {
+      remove_tree(ring_dir);
+    }
+  } else if (!ring_dir.empty()) {
+    std::fprintf(stderr, "nvtxpp-capture: the raw recording's rings are in %s (linked from %s)\n",
+                 ring_dir.c_str(), raw_dir.c_str());
   }
 
   if (WIFSIGNALED(status)) {

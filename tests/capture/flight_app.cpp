@@ -1,0 +1,218 @@
+// A program for the flight recorder's tests (flight_tests.py): `flight_app <case> [args]`. It
+// signals its progress through files the test waits for, never through time.
+#include <nvtx3/nvToolsExt.h>
+
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+void touch(char const* path) {
+  if (FILE* f = std::fopen(path, "w")) {
+    std::fclose(f);
+  }
+}
+
+bool exists(char const* path) { return ::access(path, F_OK) == 0; }
+
+std::int64_t now_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+void busy_ns(std::int64_t ns) {
+  std::int64_t const end = now_ns() + ns;
+  while (now_ns() < end) {
+  }
+}
+
+/// A "step" range with its index as payload, a "work" range inside it.
+void step(std::uint64_t i) {
+  nvtxEventAttributes_t a{};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  a.message.ascii = "step";
+  a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+  a.payload.ullValue = i;
+  nvtxRangePushEx(&a);
+  nvtxRangePushA("work");
+  nvtxRangePop();
+  nvtxRangePop();
+}
+
+/// Steps forever (until killed); READY after 20,000.
+int spin(char const* ready) {
+  for (std::uint64_t i = 0;; ++i) {
+    step(i);
+    if (i == 20'000) {
+      touch(ready);
+    }
+  }
+}
+
+/// K named threads step until STOP exists; READY once each did 10,000 steps.
+int threads(char const* ready, char const* stop, int k) {
+  std::atomic<int> warm{0};
+  std::atomic<bool> done{false};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < k; ++t) {
+    ts.emplace_back([&, t] {
+      nvtxNameOsThreadA(static_cast<std::uint32_t>(::gettid()),
+                        ("worker " + std::to_string(t)).c_str());
+      for (std::uint64_t i = 0; !done.load(); ++i) {
+        step(i);
+        if (i == 10'000) {
+          warm.fetch_add(1);
+        }
+      }
+    });
+  }
+  while (warm.load() < k) {
+    std::this_thread::yield();
+  }
+  touch(ready);
+  while (!exists(stop)) {
+    std::this_thread::yield();
+  }
+  done = true;
+  for (auto& t : ts) {
+    t.join();
+  }
+  return 0;
+}
+
+/// Steps, then abort() inside a range.
+int crash() {
+  for (std::uint64_t i = 0; i < 50'000; ++i) {
+    step(i);
+  }
+  nvtxRangePushA("crashing");
+  std::abort();
+}
+
+/// N steps of about `base_us` with noise (+-20 %); the instances listed in `slow` (commas) take
+/// `slow_factor` times as long.
+int slow(int n, char const* slow_list, int base_us, double slow_factor) {
+  std::vector<int> slow_at;
+  for (char const* p = slow_list; *p != '\0';) {
+    slow_at.push_back(std::atoi(p));
+    p = std::strchr(p, ',');
+    p = p == nullptr ? "" : p + 1;
+  }
+  std::mt19937 rng{42};
+  std::uniform_real_distribution<double> noise{0.8, 1.2};
+  for (int i = 0; i < n; ++i) {
+    double f = noise(rng);
+    for (int s : slow_at) {
+      f = s == i ? slow_factor : f;
+    }
+    nvtxEventAttributes_t a{};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = "step";
+    a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+    a.payload.ullValue = static_cast<std::uint64_t>(i);
+    nvtxRangePushEx(&a);
+    busy_ns(static_cast<std::int64_t>(base_us * 1000 * f));
+    nvtxRangePop();
+  }
+  return 0;
+}
+
+/// Two named threads that deadlock, each inside its ranges; the main thread waits in "join".
+int deadlock() {
+  std::mutex a, b;
+  std::atomic<int> holding{0};
+  auto worker = [&](char const* name, char const* outer, std::mutex& first, std::mutex& second) {
+    nvtxNameOsThreadA(static_cast<std::uint32_t>(::gettid()), name);
+    nvtxRangePushA(outer);
+    nvtxRangePushA("take second lock");
+    std::lock_guard<std::mutex> l1{first};
+    holding.fetch_add(1);
+    while (holding.load() < 2) {
+      std::this_thread::yield();
+    }
+    std::lock_guard<std::mutex> l2{second};  // never
+    nvtxRangePop();
+    nvtxRangePop();
+  };
+  nvtxRangePushA("main");
+  std::thread ta{worker, "worker A", "update A", std::ref(a), std::ref(b)};
+  std::thread tb{worker, "worker B", "update B", std::ref(b), std::ref(a)};
+  nvtxRangePushA("join");
+  ta.join();
+  tb.join();
+  return 0;
+}
+
+/// A rank of a job: 200 steps, then the last one stuck inside "allreduce" (or, on rank
+/// `odd_rank`, inside "forward") until STOP exists.
+int rank_stuck(char const* stop, int odd_rank) {
+  char const* r = std::getenv("OMPI_COMM_WORLD_RANK");
+  int const rank = r != nullptr ? std::atoi(r) : 0;
+  for (std::uint64_t i = 0; i < 200; ++i) {
+    step(i);
+  }
+  nvtxRangePushA("step");
+  nvtxRangePushA(rank == odd_rank ? "forward" : "allreduce");
+  while (!exists(stop)) {
+    timespec const t{0, 5'000'000};
+    ::nanosleep(&t, nullptr);
+  }
+  nvtxRangePop();
+  nvtxRangePop();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string const which = argc > 1 ? argv[1] : "";
+  auto arg = [&](int i, char const* fallback) { return argc > i ? argv[i] : fallback; };
+  if (which == "steps") {  // N steps, then exit
+    for (std::uint64_t i = 0, n = std::strtoull(arg(2, "1000"), nullptr, 10); i < n; ++i) {
+      step(i);
+    }
+    return std::atoi(arg(3, "0"));
+  }
+  if (which == "touch") {  // proves whether the program ran
+    touch(arg(2, "ran"));
+    return 0;
+  }
+  if (which == "spin") {
+    return spin(arg(2, "ready"));
+  }
+  if (which == "threads") {
+    return threads(arg(2, "ready"), arg(3, "stop"), std::atoi(arg(4, "3")));
+  }
+  if (which == "crash") {
+    return crash();
+  }
+  if (which == "slow") {
+    return slow(std::atoi(arg(2, "500")), arg(3, ""), std::atoi(arg(4, "300")),
+                std::atof(arg(5, "5")));
+  }
+  if (which == "deadlock") {
+    return deadlock();
+  }
+  if (which == "rank_stuck") {
+    return rank_stuck(arg(2, "stop"), std::atoi(arg(3, "3")));
+  }
+  std::fprintf(stderr, "usage: flight_app steps|spin|threads|crash|slow|deadlock|rank_stuck ...\n");
+  return 64;
+}

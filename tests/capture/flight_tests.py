@@ -1,0 +1,377 @@
+#!/usr/bin/env python3
+"""Tests of nvtxpp-capture's flight recorder (--flight-recorder; docs/leave-it-on.md).
+
+usage: flight_tests.py CASE --capture PATH --app PATH [--mpirun PATH]
+Each CASE is one ctest test. The program (flight_app.cpp) says how far it got through files;
+the tests wait for those conditions (with a generous bound that only turns a hang into a
+failure), never for a time.
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what, file=sys.stderr)
+    return cond
+
+
+def wait_for(cond, what, bound_s=120):
+    """Polls `cond` until it holds; a failure (not a pass) after bound_s."""
+    end = time.monotonic() + bound_s
+    while not cond():
+        if time.monotonic() > end:
+            check(False, f"waited for {what}")
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def run(a, args, extra, out, env=None, timeout=240):
+    cmd = [a.capture] + extra + ["-o", out, "--", a.app] + args
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          timeout=timeout, env=env)
+
+
+def start(a, args, extra, out):
+    cmd = [a.capture] + extra + ["-o", out, "--", a.app] + args
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def child_of(pid):
+    """The program the launcher `pid` started."""
+    path = f"/proc/{pid}/task/{pid}/children"
+    found = []
+    wait_for(lambda: bool(found.append(open(path).read().split()) or found[-1]),
+             "the launcher's child")
+    return int(found[-1][0])
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def ranges(trace, name):
+    return [e for e in trace["traceEvents"] if e["ph"] == "X" and e.get("name") == name]
+
+
+def payloads(trace, name="step"):
+    return sorted(e["args"]["payload"] for e in ranges(trace, name))
+
+
+def ctl(a, verb, pid):
+    return subprocess.run([a.capture, verb, str(pid)], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=240)
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def case_flight_exit(a, tmp):
+    """Dump at the normal end, named .dump1 before the extension; nothing else written."""
+    out = os.path.join(tmp, "t.json")
+    p = run(a, ["steps", "5000"], ["--flight-recorder=4MB", "--no-summary"], out)
+    check(p.returncode == 0, f"exit 0: {p.returncode} {p.stderr}")
+    check("dump 1 (at exit)" in p.stderr, f"says so on stderr: {p.stderr}")
+    check(not os.path.exists(out), "no -o file itself")
+    t = load(os.path.join(tmp, "t.dump1.json"))
+    check(payloads(t) == list(range(5000)), "every step in a window larger than the run")
+    check(len(ranges(t, "work")) == 5000, "and every inner range")
+    # The program's status passes through; --dump-on-exit=no writes nothing at a normal end.
+    out2 = os.path.join(tmp, "n.json")
+    p = run(a, ["steps", "10", "7"], ["--flight-recorder=1MB", "--dump-on-exit=no"], out2)
+    check(p.returncode == 7, f"the program's status: {p.returncode}")
+    check(not [f for f in os.listdir(tmp) if f.startswith("n.")], f"no dump: {os.listdir(tmp)}")
+    # %n places the number; SQLite in nsys's layout.
+    p = run(a, ["steps", "300"], ["--flight-recorder=1MB", "--no-summary"],
+            os.path.join(tmp, "s%n.sqlite"))
+    check(p.returncode == 0, f"sqlite run: {p.stderr}")
+    db = sqlite3.connect(os.path.join(tmp, "s1.sqlite"))
+    n = db.execute("SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 59").fetchone()[0]
+    check(n == 600, f"600 push/pop rows in s1.sqlite: {n}")
+
+
+def case_flight_window(a, tmp):
+    """The window is bounded: by size (the oldest steps are gone, the newest kept), by duration."""
+    out = os.path.join(tmp, "t.json")
+    p = run(a, ["steps", "400000"], ["--flight-recorder=1MB", "--no-summary"], out)
+    check(p.returncode == 0, p.stderr)
+    got = payloads(load(os.path.join(tmp, "t.dump1.json")))
+    check(got and got[-1] == 399999, f"the last step is in: {got[-1:]}")
+    check(got and got[0] > 0 and len(got) < 400000, f"the first ones are not: {got[:1]}, {len(got)}")
+    check(got == list(range(got[0], got[0] + len(got))), "the window has no hole")
+    # 300 steps of about 2 ms, a window of 100 ms: the last steps only (plus up to one flush).
+    out = os.path.join(tmp, "d.json")
+    p = run(a, ["slow", "300", "", "2000"], ["--flight-recorder=100ms", "--no-summary"], out)
+    check(p.returncode == 0, p.stderr)
+    t = load(os.path.join(tmp, "d.dump1.json"))
+    got = payloads(t)
+    check(got and got[-1] == 299, f"the last step is in: {got[-1:]}")
+    steps = ranges(t, "step")
+    span_ms = (max(e["ts"] + e["dur"] for e in steps) - min(e["ts"] for e in steps)) / 1000
+    # At least the last 100 ms (less the one step cut at its start), at most one flush more.
+    check(80 <= span_ms <= 300 and len(got) < 300, f"the last 100 ms: {span_ms} ms, {len(got)}")
+
+
+def case_flight_sigkill(a, tmp):
+    """SIGKILL mid-run: the launcher still dumps the program's last window."""
+    out = os.path.join(tmp, "t.json")
+    ready = os.path.join(tmp, "ready")
+    p = start(a, ["spin", ready], ["--flight-recorder=2MB", "--no-summary"], out)
+    prog = child_of(p.pid)
+    wait_for(lambda: os.path.exists(ready), "20,000 steps")
+    # A request that returns once the program has put its partly filled blocks in the ring (as
+    # it does every 100 ms anyway): steps past 20,000 are then in the ring, and nothing but the
+    # ring can bring them to the dump after SIGKILL.
+    check(ctl(a, "stacks", prog).returncode == 0, "stacks PID answers")
+    os.kill(prog, signal.SIGKILL)
+    _, err = p.communicate(timeout=240)
+    check(p.returncode == -signal.SIGKILL, f"dies of the same signal: {p.returncode}")
+    check("dump 1 (program killed by signal 9)" in err, f"says so: {err}")
+    t = load(os.path.join(tmp, "t.dump1.json"))
+    got = payloads(t)
+    check(got and got[-1] > 20000, f"steps after READY are in: {got[-1:]}")
+    check(got == list(range(got[0], got[0] + len(got))), "no hole in the window")
+
+
+def case_flight_crash(a, tmp):
+    """abort() inside a range: the window up to the crash, then the program dies as it would."""
+    out = os.path.join(tmp, "t.json")
+    p = run(a, ["crash"], ["--flight-recorder=1MB", "--no-summary"], out)
+    check(p.returncode == -signal.SIGABRT, f"SIGABRT passes through: {p.returncode}")
+    t = load(os.path.join(tmp, "t.dump1.json"))
+    check(payloads(t)[-1:] == [49999], "the last step before the crash")
+    crashing = ranges(t, "crashing")
+    check(len(crashing) == 1 and crashing[0]["args"].get("unterminated"),
+          f"the range it crashed in, unterminated: {crashing}")
+
+
+def case_flight_dump(a, tmp):
+    """`nvtxpp-capture dump PID` (the program's or the launcher's) while threads keep recording."""
+    out = os.path.join(tmp, "t.json")
+    ready, stop = os.path.join(tmp, "ready"), os.path.join(tmp, "stop")
+    p = start(a, ["threads", ready, stop, "3"], ["--flight-recorder=8MB", "--no-summary"], out)
+    prog = child_of(p.pid)
+    wait_for(lambda: os.path.exists(ready), "every thread warm")
+    d = ctl(a, "dump", prog)
+    check(d.returncode == 0 and "dump 1" in d.stdout, f"dump PROGRAM: {d.returncode} {d.stdout}")
+    d = ctl(a, "dump", p.pid)
+    check(d.returncode == 0 and "dump 2" in d.stdout, f"dump LAUNCHER: {d.returncode} {d.stdout}")
+    s = ctl(a, "stacks", prog)
+    check(s.returncode == 0 and '"worker 0"' in s.stdout, f"stacks PROGRAM: {s.stdout}")
+    check(os.path.exists(os.path.join(tmp, "t.dump1.json")), "dump 1 exists while it runs")
+    open(stop, "w").close()
+    _, err = p.communicate(timeout=240)
+    check(p.returncode == 0, f"exit 0: {err}")
+    for n in (1, 2):
+        t = load(os.path.join(tmp, f"t.dump{n}.json"))
+        names = {e["args"]["name"] for e in t["traceEvents"]
+                 if e["ph"] == "M" and e["name"] == "thread_name"}
+        check({"worker 0", "worker 1", "worker 2"} <= names, f"dump {n}: all threads: {names}")
+        tids = {e["tid"] for e in ranges(t, "step")}
+        check(len(tids) == 3, f"dump {n}: steps of the three threads: {len(tids)}")
+    check(os.path.exists(os.path.join(tmp, "t.dump3.json")), "dump 3 at exit")
+    # No recorder: exit 2, saying so.
+    d = ctl(a, "dump", 1)
+    check(d.returncode == 2 and "no nvtxpp-capture" in d.stderr, f"dump 1: {d.stderr}")
+    s = ctl(a, "stacks", os.getpid())
+    check(s.returncode == 2, f"stacks of a process not recorded: {s.returncode}")
+
+
+def case_flight_trigger(a, tmp):
+    """'step>3x' fires once, on the one slow instance among hundreds of noisy ones."""
+    out = os.path.join(tmp, "t.json")
+    # 2 ms steps, the slow one 100 ms: a 20x trigger is not fooled by a busy machine's preemptions.
+    p = run(a, ["slow", "400", "250", "2000", "50"],
+            ["--flight-recorder=4MB", "--no-summary", "--trigger=step>20x",
+             "--trigger=step>1s", "--trigger=never@nowhere>2x"], out)
+    check(p.returncode == 0, p.stderr)
+    fired = [l for l in p.stderr.splitlines() if "(trigger " in l]
+    check(len(fired) == 1, f"one trigger dump: {fired}")
+    check("'step>20x'" in p.stderr and '"step"' in p.stderr, f"names the trigger: {p.stderr}")
+    t = load(os.path.join(tmp, "t.dump1.json"))
+    slow = [e for e in ranges(t, "step") if e["args"]["payload"] == 250]
+    check(len(slow) == 1 and slow[0]["dur"] > 80000, f"the slow instance is in dump 1: {slow}")
+    check(payloads(t)[0] == 0, "with the window before it")
+    check(os.path.exists(os.path.join(tmp, "t.dump2.json")), "and the dump at exit")
+    check("never@nowhere>2x" in p.stderr and "never ended" in p.stderr,
+          f"a trigger on a range that never occurs is said at the end: {p.stderr}")
+
+
+def case_flight_cooldown(a, tmp):
+    """A storm of slow instances: the cool-down and --trigger-max bound the dumps."""
+    args = ["slow", "400", "100,150,200,250", "2000", "50"]
+    out = os.path.join(tmp, "c.json")
+    p = run(a, args, ["--flight-recorder=4MB", "--no-summary", "--trigger=step>20x",
+                      "--trigger-cooldown=1h", "--dump-on-exit=no"], out)
+    fired = [l for l in p.stderr.splitlines() if "(trigger " in l]
+    check(len(fired) == 1, f"one dump in the cool-down: {fired}")
+    check("3 trigger firing(s) wrote no dump (cool-down)" in p.stderr, f"3 in the cool-down: "
+          f"{[l for l in p.stderr.splitlines() if 'no dump' in l]}")
+    out = os.path.join(tmp, "m.json")
+    p = run(a, args, ["--flight-recorder=4MB", "--no-summary", "--trigger=step>20x",
+                      "--trigger-cooldown=0", "--trigger-max=2", "--dump-on-exit=no"], out)
+    fired = [l for l in p.stderr.splitlines() if "(trigger " in l]
+    check(len(fired) == 2, f"--trigger-max=2: {fired}")
+    check("2 trigger firing(s) wrote no dump (--trigger-max reached)" in p.stderr,
+          f"2 past the maximum: {[l for l in p.stderr.splitlines() if 'no dump' in l]}")
+    check(sorted(f for f in os.listdir(tmp) if f.startswith("m.")) ==
+          ["m.dump1.json", "m.dump2.json"], f"{os.listdir(tmp)}")
+
+
+def case_flight_hang(a, tmp):
+    """A deadlocked program: NAME.stacks.txt names each thread and the ranges it is inside."""
+    out = os.path.join(tmp, "t.json")
+    stacks = os.path.join(tmp, "t.stacks.txt")
+    p = start(a, ["deadlock"], ["--flight-recorder=1MB", "--no-summary",
+                                "--hang-timeout=500ms"], out)
+    prog = child_of(p.pid)
+    wait_for(lambda: os.path.exists(stacks), "the stacks report")
+    wait_for(lambda: os.path.exists(os.path.join(tmp, "t.dump1.json")), "the hang's dump")
+    s = ctl(a, "stacks", prog)
+    check(s.returncode == 0 and '"worker A"' in s.stdout, f"stacks PID: {s.stdout}")
+    os.kill(prog, signal.SIGKILL)
+    _, err = p.communicate(timeout=240)
+    text = open(stacks).read()
+    print(text)
+    for thread, outer in (("worker A", "update A"), ("worker B", "update B")):
+        block = text.split(f'"{thread}"')[1].split("thread")[0] if f'"{thread}"' in text else ""
+        check(outer in block and "take second lock" in block and
+              block.index(outer) < block.index("take second lock"),
+              f"{thread}: {outer} > take second lock, outermost first: {block!r}")
+    check("main" in text and "join" in text, "the main thread's ranges")
+    check("(open " in text, "with how long each has been open")
+    check("dump 1 (hang)" in err, f"the hang's dump is said: {err}")
+    load(os.path.join(tmp, "t.dump1.json"))
+
+
+def case_flight_mpirun(a, tmp):
+    """mpirun -np 4 with rank 3 stuck elsewhere: the cross-rank stacks name it."""
+    if not a.mpirun:
+        print("mpirun not installed: skipped")
+        return
+    stop = os.path.join(tmp, "stop")
+    cmd = [a.mpirun, "--oversubscribe", "-np", "4"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    cmd += [a.capture, "--flight-recorder=1MB", "--hang-timeout=500ms", "--no-summary", "-o",
+            os.path.join(tmp, "t.json"), "--", a.app, "rank_stuck", stop, "3"]
+    env = dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    files = [os.path.join(tmp, f"t.rank{r}.stacks.txt") for r in range(4)]
+    wait_for(lambda: all(os.path.exists(f) and os.path.getsize(f) > 0 for f in files),
+             "four stacks reports")
+    g = subprocess.run([a.capture, "stacks"] + files, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    print(g.stdout)
+    check(g.returncode == 0, g.stderr)
+    check("ranks 0-2: step > allreduce" in g.stdout and "rank 3: step > forward" in g.stdout,
+          f"groups the ranks: {g.stdout}")
+    check("rank 3 differs" in g.stdout, f"names the rank that differs: {g.stdout}")
+    open(stop, "w").close()
+    _, err = p.communicate(timeout=240)
+    check(p.returncode == 0, f"mpirun exits 0: {err}")
+
+
+def case_flight_bad_input(a, tmp):
+    """Malformed options: exit 2 before the program starts, naming the option."""
+    marker = os.path.join(tmp, "ran")
+    for opts, name in ((["--flight-recorder=abc"], "--flight-recorder"),
+                       (["--flight-recorder=0s"], "--flight-recorder"),
+                       (["--flight-recorder=10XB"], "--flight-recorder"),
+                       (["--flight-recorder=1MB", "--trigger=step"], "--trigger"),
+                       (["--flight-recorder=1MB", "--trigger=step>"], "--trigger"),
+                       (["--flight-recorder=1MB", "--trigger=>3x"], "--trigger"),
+                       (["--flight-recorder=1MB", "--trigger=step>1x"], "--trigger"),
+                       (["--flight-recorder=1MB", "--trigger=step>5parsecs"], "--trigger"),
+                       (["--flight-recorder=1MB", "--hang-timeout=soon"], "--hang-timeout"),
+                       (["--flight-recorder=1MB", "--trigger-max=-1"], "--trigger-max"),
+                       (["--flight-recorder=1MB", "--dump-on-exit=maybe"], "--dump-on-exit"),
+                       (["--trigger=step>3x"], "--flight-recorder")):
+        p = subprocess.run([a.capture] + opts + ["-o", os.path.join(tmp, "x.json"), "--",
+                                                  a.app, "touch", marker],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        check(p.returncode == 2 and name in p.stderr, f"{opts}: exit 2 naming {name}: "
+              f"{p.returncode} {p.stderr}")
+        check(not os.path.exists(marker), f"{opts}: the program did not start")
+    # A dump that cannot be written says so, keeps the window for the next dump (here --convert).
+    out = os.path.join(tmp, "f.json")
+    env = dict(os.environ, NVTXPP_CAPTURE_FAIL_WRITE_AFTER="1000")
+    p = run(a, ["steps", "2000"], ["--flight-recorder=1MB", "--no-summary"], out, env=env)
+    check(p.returncode == 3, f"exit 3 when the dump fails: {p.returncode}")
+    check("could not be written" in p.stderr and "stays in the ring" in p.stderr, p.stderr)
+    check(not os.path.exists(os.path.join(tmp, "f.dump1.json")), "no partial dump left")
+    kept = [l.split("kept in ")[1].split(";")[0] for l in p.stderr.splitlines() if "kept in" in l]
+    check(len(kept) == 1, f"names the kept recording: {p.stderr}")
+    if kept:
+        c = subprocess.run([a.capture, "--convert", kept[0], "-o", os.path.join(tmp, "c.json"),
+                            "--no-summary"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+        check(c.returncode == 0, c.stderr)
+        check(payloads(load(os.path.join(tmp, "c.json"))) == list(range(2000)),
+              "--convert writes the window later")
+    # The rings of a kept recording may live in /dev/shm (named on stderr): ours to remove.
+    for line in p.stderr.splitlines():
+        if "rings are in " in line:
+            shutil.rmtree(line.split("rings are in ")[1].split(" (linked")[0], ignore_errors=True)
+
+
+def case_flight_stacks_files(a, tmp):
+    """`stacks FILE...` groups ranks by stack; a file that is no report: exit 2."""
+    def report(rank, inner):
+        return (f"# nvtxpp-capture stacks: rank {rank} (last range opened or closed 5.000 s ago)\n"
+                f"process {100 + rank}: ./train\n  thread {100 + rank} \"main\"\n"
+                f"    step  (open 5.100 s)\n      {inner}  (open 5.000 s)\n"
+                f"  thread {200 + rank}\n    (no open range)\n")
+    files = []
+    for r in range(8):
+        path = os.path.join(tmp, f"t.rank{r}.stacks.txt")
+        with open(path, "w") as f:
+            f.write(report(r, "forward" if r == 7 else "allreduce"))
+        files.append(path)
+    g = subprocess.run([a.capture, "stacks"] + files, stdout=subprocess.PIPE, text=True)
+    check(g.returncode == 0, "exit 0")
+    check(g.stdout.splitlines()[0] == "ranks 0-6: step > allreduce; rank 7: step > forward",
+          f"one line: {g.stdout}")
+    bad = os.path.join(tmp, "bad.txt")
+    open(bad, "w").write("hello\n")
+    g = subprocess.run([a.capture, "stacks", bad], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    check(g.returncode == 2, f"not a report: exit 2, got {g.returncode}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case")
+    ap.add_argument("--capture", required=True)
+    ap.add_argument("--app", required=True)
+    ap.add_argument("--mpirun", default="")
+    a = ap.parse_args()
+    fn = globals().get("case_" + a.case)
+    if fn is None:
+        print("unknown case", a.case, file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        fn(a, tmp)
+    if failures:
+        print(f"{len(failures)} failure(s) in {a.case}", file=sys.stderr)
+        return 1
+    print(f"{a.case}: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+/// @file
+/// @brief How `nvtxpp-capture dump PID` and `nvtxpp-capture stacks PID` reach the launcher that
+/// records PID: each flight-recorder launcher has an entry in a request directory
+/// ($XDG_RUNTIME_DIR, else /tmp, then nvtxpp-capture-<uid>/): `<launcher pid>.launcher` holding
+/// its program's pid. A client drops `<launcher pid>.req.<client pid>` holding its verb; the
+/// launcher answers in `<launcher pid>.ans.<client pid>` (written whole, then renamed).
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace nvtxpp::capture::cli {
+
+/// @brief The request directory (made on first use, mode 0700).
+[[nodiscard]] std::string control_dir();
+
+/// @brief Registers this launcher (of `child`). @return its entry's base path ("" on failure)
+[[nodiscard]] std::string register_launcher(pid_t child);
+
+/// @brief Removes the entry and any request or answer left.
+void unregister_launcher(std::string const& base);
+
+/// @brief A request waiting for the launcher.
+struct control_request {
+  long client = 0;
+  std::string verb;  ///< "dump" or "stacks"
+};
+
+/// @brief The requests waiting at `base` (each taken: its file removed).
+[[nodiscard]] std::vector<control_request> take_requests(std::string const& base);
+
+/// @brief Answers `client` with `text` (first line "ok" or "error").
+void answer_request(std::string const& base, long client, std::string const& text);
+
+/// @brief `nvtxpp-capture dump PID` / `stacks PID` (argv after the verb).
+/// @return the exit status: 0 done, 2 no nvtxpp-capture records PID (or bad usage)
+int control_client(std::string const& verb, int argc, char** argv);
+
+}  // namespace nvtxpp::capture::cli

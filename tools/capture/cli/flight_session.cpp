@@ -1,0 +1,210 @@
+// The launcher's side of the flight recorder (flight_session.hpp).
+
+#include "flight_session.hpp"
+
+#include "../offline/flight_watch.hpp"
+#include "../offline/flight_window.hpp"
+#include "flight_control.hpp"
+#include "write_outputs.hpp"
+
+#include <dirent.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <utility>
+
+namespace nvtxpp::capture::cli {
+
+namespace {
+
+std::int64_t now_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+void remove_dir(std::string const& dir) {
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      std::string const name = e->d_name;
+      if (name != "." && name != "..") {
+        ::unlink((dir + '/').append(name).c_str());
+      }
+    }
+    ::closedir(d);
+  }
+  ::rmdir(dir.c_str());
+}
+
+/// How long a dump waits for the processes to hand over their partly filled blocks.
+constexpr std::int64_t flush_wait_ns = 2'000'000'000;
+
+}  // namespace
+
+flight_session::flight_session(flight_options opt, std::string raw_dir, std::string output,
+                               bool trace, bool summary, summary_options sopt, std::int64_t base_ns)
+    : opt_{std::move(opt)},
+      raw_dir_{std::move(raw_dir)},
+      output_{std::move(output)},
+      trace_{trace},
+      summary_{summary},
+      sopt_{sopt},
+      base_ns_{base_ns} {
+  std::vector<watch_trigger> triggers;
+  for (auto const& t : opt_.triggers) {
+    triggers.push_back({t.text, t.range, t.domain, t.factor, t.bound_ns});
+  }
+  watch_ = std::make_unique<flight_watch>(raw_dir_, std::move(triggers), opt_.hang_ns);
+}
+
+void flight_session::set_label(std::string const& label) { watch_->set_label(label); }
+
+flight_session::~flight_session() { unregister_launcher(control_); }
+
+int flight_session::wait_for(pid_t child) {
+  control_ = register_launcher(child);
+  std::uint32_t triggered = 0;
+  std::int64_t cooldown_until = 0;
+  int status = 0;
+  for (;;) {
+    pid_t const r = ::waitpid(child, &status, WNOHANG);
+    if (r == child || (r < 0 && errno != EINTR)) {
+      break;
+    }
+    serve_requests();
+    if (watch_->active()) {
+      watch_->poll(now_ns());
+      for (auto const& fired : watch_->take_fired()) {
+        std::int64_t const t = now_ns();
+        if (triggered >= opt_.trigger_max) {
+          watch_->note_skipped(fired, "--trigger-max reached");
+        } else if (t < cooldown_until) {
+          watch_->note_skipped(fired, "cool-down");
+        } else {
+          ++triggered;
+          cooldown_until = t + opt_.cooldown_ns;
+          std::fprintf(stderr, "nvtxpp-capture: %s\n",
+                       dump("trigger " + fired, true, false).c_str());
+        }
+      }
+      if (watch_->hang_due(now_ns())) {
+        std::string const report = watch_->stacks_report(now_ns(), true);
+        std::string const name = stacks_name(output_);
+        if (FILE* f = std::fopen(name.c_str(), "w")) {
+          std::fputs(report.c_str(), f);
+          std::fclose(f);
+          std::fprintf(stderr,
+                       "nvtxpp-capture: no range opened or closed for %.3g s: stacks in %s\n",
+                       static_cast<double>(opt_.hang_ns) / 1e9, name.c_str());
+        } else {
+          std::fprintf(stderr, "nvtxpp-capture: cannot write %s: %s\n", name.c_str(),
+                       std::strerror(errno));
+        }
+        std::fprintf(stderr, "nvtxpp-capture: %s\n", dump("hang", true, false).c_str());
+      }
+    }
+    timespec const step{0, 20'000'000};
+    ::nanosleep(&step, nullptr);
+  }
+  return status;
+}
+
+void flight_session::serve_requests() {
+  if (control_.empty()) {
+    return;
+  }
+  for (auto const& req : take_requests(control_)) {
+    if (req.verb == "dump") {
+      std::string const msg = dump("requested by nvtxpp-capture dump", true, false);
+      std::fprintf(stderr, "nvtxpp-capture: %s\n", msg.c_str());
+      answer_request(control_, req.client, (failed_ ? "error\n" : "ok\n") + msg + "\n");
+    } else if (req.verb == "stacks") {
+      answer_request(control_, req.client, "ok\n" + stacks_text(true));
+    } else {
+      answer_request(control_, req.client, "error\nunknown request '" + req.verb + "'\n");
+    }
+  }
+}
+
+std::string flight_session::stacks_text(bool live) {
+  if (live) {
+    request_flush(raw_dir_, flush_wait_ns);
+  }
+  if (!watch_->following()) {
+    // No watcher runs: read what the window holds now (ranges opened before it are not seen).
+    flight_watch once{raw_dir_, {}, 0};
+    once.poll(now_ns());
+    return once.stacks_report(now_ns(), false);
+  }
+  watch_->poll(now_ns());
+  return watch_->stacks_report(now_ns(), true);
+}
+
+std::string flight_session::dump(std::string const& reason, bool live, bool with_summary) {
+  if (live) {
+    request_flush(raw_dir_, flush_wait_ns);
+  }
+  std::string tmp = raw_dir_ + "/dump-XXXXXX";
+  if (::mkdtemp(tmp.data()) == nullptr) {
+    failed_ = true;
+    return "cannot make a directory in " + raw_dir_ + ": " + std::strerror(errno) +
+           "; no dump written (the window stays in the ring for the next dump)";
+  }
+  window_result const w = compose_window(raw_dir_, tmp, opt_.keep_ns, now_ns(), live);
+  for (auto const& e : w.errors) {
+    std::fprintf(stderr, "nvtxpp-capture: %s\n", e.c_str());
+  }
+  std::string const name = dump_name(output_, next_dump_);
+  std::unique_ptr<trace_sink> sink;
+  std::string result;
+  failed_ = false;
+  try {
+    if (trace_) {
+      sink = open_output(name, base_ns_);
+    }
+    std::fflush(nullptr);
+    outputs_result const r =
+        write_outputs(tmp, name, std::move(sink), with_summary || !trace_, sopt_);
+    failed_ = r.write_failed || r.fatal;
+  } catch (std::exception const& e) {
+    std::fprintf(stderr, "nvtxpp-capture: %s\n", e.what());
+    failed_ = true;
+  }
+  remove_dir(tmp);
+  if (failed_) {
+    return "dump " + std::to_string(next_dump_) + " (" + reason + ") could not be written to " +
+           name + "; the window stays in the ring for the next dump";
+  }
+  result = "dump " + std::to_string(next_dump_) + " (" + reason +
+           "): " + std::to_string(w.processes) + " process(es), " +
+           std::to_string(w.ring_bytes / 1024) + " KiB of window, written to " + name;
+  ++next_dump_;
+  return result;
+}
+
+bool flight_session::finish(int status) {
+  bool ok = true;
+  bool const by_signal = WIFSIGNALED(status);
+  if (watch_->active()) {
+    watch_->poll(now_ns());  // the last triggers' ranges, for the closing notes
+  }
+  if (opt_.dump_on_exit || by_signal) {
+    std::string const reason =
+        by_signal ? "program killed by signal " + std::to_string(WTERMSIG(status)) : "at exit";
+    std::string const msg = dump(reason, false, summary_);
+    std::fprintf(stderr, "nvtxpp-capture: %s\n", msg.c_str());
+    ok = !failed_;
+  }
+  for (auto const& note : watch_->closing_notes()) {
+    std::fprintf(stderr, "nvtxpp-capture: %s\n", note.c_str());
+  }
+  return ok;
+}
+
+}  // namespace nvtxpp::capture::cli

@@ -1,0 +1,69 @@
+/// @file
+/// @brief The launcher's side of the flight recorder while the program runs: waits for it,
+/// answers `nvtxpp-capture dump PID` / `stacks PID` (a request directory, flight_control.hpp),
+/// runs the watchers (triggers, hang timeout) and writes the dumps (`.dumpN`). The in-process
+/// side only fills the rings; everything here reads them through offline/flight_window.hpp.
+#pragma once
+
+#include "../offline/trace_model.hpp"
+#include "../offline/writers.hpp"
+#include "flight_options.hpp"
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace nvtxpp::capture {
+class flight_watch;
+}  // namespace nvtxpp::capture
+
+namespace nvtxpp::capture::cli {
+
+/// @brief One launch under --flight-recorder.
+class flight_session {
+ public:
+  /// @param output the trace file name, expanded (a `%n` mark left for dump numbers)
+  flight_session(flight_options opt, std::string raw_dir, std::string output, bool trace,
+                 bool summary, summary_options sopt, std::int64_t base_ns);
+  ~flight_session();
+  flight_session(flight_session const&) = delete;
+  flight_session& operator=(flight_session const&) = delete;
+
+  /// @brief Waits for `child` to end, serving requests and watchers meanwhile.
+  /// @return its wait status
+  int wait_for(pid_t child);
+
+  /// @brief The dump at the program's end (when `--dump-on-exit` or a signal asks for it), and
+  /// the watchers' closing notes. @return false when a dump could not be written
+  bool finish(int status);
+
+  /// @brief Writes one dump of the current window. `live`: the program still runs.
+  /// @return the message for stderr (starts with "dump N" or says why none was written)
+  std::string dump(std::string const& reason, bool live, bool with_summary);
+
+  /// @brief Names the launch in the stacks reports ("rank 3").
+  void set_label(std::string const& label);
+
+  /// @brief Whether the last dump failed (the window is then still in the rings).
+  [[nodiscard]] bool failed() const noexcept { return failed_; }
+
+ private:
+  void serve_requests();
+  std::string stacks_text(bool live);
+
+  flight_options opt_;
+  std::string raw_dir_;
+  std::string output_;
+  bool trace_;
+  bool summary_;
+  summary_options sopt_;
+  std::int64_t base_ns_;
+  unsigned next_dump_ = 1;
+  bool failed_ = false;
+  std::string control_;  ///< this launcher's entry in the request directory
+  std::unique_ptr<flight_watch> watch_;
+};
+
+}  // namespace nvtxpp::capture::cli

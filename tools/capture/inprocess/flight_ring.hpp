@@ -1,0 +1,49 @@
+/// @file
+/// @brief The injection library's side of the flight recorder (--flight-recorder): the process's
+/// events go to a ring (tools/recording/ring.hpp) in a shared mapping of
+/// $NVTXPP_CAPTURE_DIR/nvtxpp-<pid>.ring instead of the capture file, so the launcher can read
+/// the most recent window at any time, also after the process died (SIGKILL included: the
+/// mapping's pages belong to the file). Names and the process's other definitions (bounded by
+/// what the program registers) still go to the capture file, which then holds no events.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace nvtxpp::capture::flight {
+
+/// @brief Ring words shared with the launcher (ring_header::user).
+enum user_word : int {
+  flush_request = 0,  ///< the launcher bumps it to ask for the partly filled blocks
+  flush_done = 1,     ///< the process stores the request it has answered
+};
+
+/// @brief Starts the flight recorder when NVTXPP_FLIGHT_BYTES asks for one (once per process;
+/// again in a forked child, with a ring of its own). @return whether events go to a ring
+bool start() noexcept;
+
+/// @brief Whether this process records into a ring.
+[[nodiscard]] bool active() noexcept;
+
+/// @brief Takes one capture-file record (`parts[0]` its 8-byte head) when it is an event
+/// (stream blocks, clock points, GPU activity): appended to the ring. Async-signal-safe.
+/// @return false when the record belongs in the capture file (names, definitions, the end)
+bool take_record(std::uint32_t kind, iovec const* parts, int count) noexcept;
+
+/// @brief Takes what a batch of whole records holds for the ring, and writes the rest with
+/// `to_file`. Async-signal-safe when `to_file` is.
+void take_batch(unsigned char const* data, std::size_t size,
+                void (*to_file)(void const* data, std::size_t size) noexcept) noexcept;
+
+/// @brief The launcher's pending flush request, or 0 when it has none.
+[[nodiscard]] std::uint64_t pending_request() noexcept;
+
+/// @brief Says request `n` was answered (every partly filled block is in the ring).
+void answer(std::uint64_t n) noexcept;
+
+/// @brief In a forked child: leaves the parent's ring and opens one of its own.
+void after_fork_in_child() noexcept;
+
+}  // namespace nvtxpp::capture::flight

@@ -1,0 +1,451 @@
+// The launcher's watcher of the flight recorder's rings (flight_watch.hpp).
+
+#include "flight_watch.hpp"
+
+#include "../../recording/format.hpp"
+#include "flight_window.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+
+namespace nvtxpp::capture {
+
+namespace rec = nvtxpp::recording;
+using testing::event_type;
+
+void running_median::add(std::int64_t v) {
+  order_.push_back(v);
+  sorted_.insert(std::upper_bound(sorted_.begin(), sorted_.end(), v), v);
+  if (order_.size() > median_window) {
+    auto const old = order_.front();
+    order_.pop_front();
+    sorted_.erase(std::lower_bound(sorted_.begin(), sorted_.end(), old));
+  }
+}
+
+std::int64_t running_median::median() const noexcept {
+  if (sorted_.empty()) {
+    return 0;
+  }
+  std::size_t const n = sorted_.size();
+  return n % 2 == 1 ? sorted_[n / 2] : (sorted_[n / 2 - 1] + sorted_[n / 2]) / 2;
+}
+
+struct flight_watch::process {
+  std::uint32_t pid = 0;
+  std::unique_ptr<ring_file> ring;
+  std::uint64_t next = 0;
+  std::size_t defs_at = 0;
+  bool have_header = false;
+  rec::file_header header{};
+  rec::clock_map clock;
+  std::string command;
+  std::map<std::uint32_t, std::string> strings;
+  std::map<std::uint32_t, std::string> domains;
+  std::map<std::uint64_t, std::string> thread_names;
+  struct open_range {
+    std::string name;
+    std::uint32_t domain = 0;
+    std::int64_t start_ns = 0;
+  };
+  struct thread {
+    std::uint32_t seq = 0;
+    std::uint32_t expect = 0;  // offset in the block where the next piece must start
+    std::int64_t last_ticks = 0;
+    bool valid = false;
+    std::vector<open_range> stack;
+  };
+  std::map<std::uint64_t, thread> threads;
+};
+
+flight_watch::flight_watch(std::string raw_dir, std::vector<watch_trigger> triggers,
+                           std::int64_t hang_ns)
+    : raw_dir_{std::move(raw_dir)}, hang_ns_{hang_ns} {
+  for (auto& t : triggers) {
+    triggers_.push_back({std::move(t), {}, 0, 0});
+  }
+}
+
+flight_watch::~flight_watch() = default;
+
+void flight_watch::poll(std::int64_t /*now_ns*/) {
+  for (std::uint32_t pid : ring_processes(raw_dir_)) {
+    auto& slot = processes_[pid];
+    if (!slot) {
+      slot = std::make_unique<process>();
+      slot->pid = pid;
+    }
+    read_process(*slot);
+  }
+}
+
+void flight_watch::read_process(process& p) {
+  // Definitions first (names the new events may use): whole records past what was read.
+  {
+    std::ifstream in{raw_dir_ + "/nvtxpp-" + std::to_string(p.pid) + ".bin", std::ios::binary};
+    in.seekg(static_cast<std::streamoff>(p.defs_at));
+    std::string const more{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    std::size_t at = 0;
+    if (!p.have_header) {
+      if (more.size() < sizeof(rec::file_header)) {
+        return;  // not written yet
+      }
+      p.header = rec::load<rec::file_header>(reinterpret_cast<unsigned char const*>(more.data()));
+      p.clock.ticks0 = p.header.ticks0;
+      p.clock.ns0 = p.header.ns0;
+      p.clock.ns_per_tick =
+          p.header.tsc != 0 && p.header.ns_per_tick > 0 ? p.header.ns_per_tick : 1.0;
+      p.have_header = true;
+      at = sizeof(rec::file_header);
+    }
+    auto const* d = reinterpret_cast<unsigned char const*>(more.data());
+    while (more.size() - at >= 8) {
+      auto const kind = rec::load<std::uint32_t>(d + at);
+      auto const size = rec::load<std::uint32_t>(d + at + 4);
+      if (more.size() - at - 8 < size) {
+        break;  // being written
+      }
+      unsigned char const* body = d + at + 8;
+      std::string_view const text{reinterpret_cast<char const*>(body), size};
+      switch (static_cast<rec::file_record>(kind)) {
+        case rec::file_record::string_def:
+          if (size >= 4) {
+            p.strings[rec::load<std::uint32_t>(body)] = std::string{text.substr(4)};
+          }
+          break;
+        case rec::file_record::domain_def:
+          if (size >= 4) {
+            p.domains[rec::load<std::uint32_t>(body)] = std::string{text.substr(4)};
+          }
+          break;
+        case rec::file_record::thread_name:
+          if (size >= 20) {
+            auto const it = p.strings.find(rec::load<std::uint32_t>(body + 16));
+            if (it != p.strings.end()) {
+              p.thread_names[rec::load<std::uint64_t>(body)] = it->second;
+            }
+          }
+          break;
+        case rec::file_record::process:
+          p.command = std::string{text};
+          break;
+        default:
+          break;
+      }
+      at += 8U + size;
+    }
+    p.defs_at += at;
+  }
+  if (!p.ring) {
+    p.ring = std::make_unique<ring_file>(ring_path(raw_dir_, p.pid));
+  }
+  rec::ring const* r = p.ring->get();
+  if (r == nullptr) {
+    p.ring.reset();  // not formatted yet: look again next time
+    return;
+  }
+  std::uint64_t const head = r->header().head.load();
+  if (head > r->header().capacity && head - r->header().capacity > p.next) {
+    lost_ = true;  // the ring lapped this reader: ranges may have opened unseen
+  }
+  std::uint64_t next = 0;
+  auto const records = r->snapshot(p.next, &next);
+  p.next = next;
+  std::vector<std::string> warnings;
+  for (auto const& rr : records) {
+    if (rr.bytes.size() < 8) {
+      continue;
+    }
+    auto const* b = reinterpret_cast<unsigned char const*>(rr.bytes.data());
+    auto const kind = rec::load<std::uint32_t>(b);
+    auto const size = rec::load<std::uint32_t>(b + 4);
+    if (size + 8U != rr.bytes.size()) {
+      continue;
+    }
+    unsigned char const* body = b + 8;
+    if (kind == static_cast<std::uint32_t>(rec::file_record::clock) && size >= 16) {
+      auto const t1 = rec::load<std::int64_t>(body);
+      auto const n1 = rec::load<std::int64_t>(body + 8);
+      if (p.header.tsc != 0 && n1 - p.header.ns0 >= rec::min_baseline_ns) {
+        p.clock = rec::clock_map::from(p.header.ticks0, p.header.ns0, t1, n1);
+      }
+      continue;
+    }
+    if (kind != static_cast<std::uint32_t>(rec::file_record::chunk) ||
+        size < rec::chunk_head_bytes) {
+      continue;
+    }
+    auto const tid = rec::load<std::uint64_t>(body);
+    auto const seq = rec::load<std::uint32_t>(body + 12);
+    auto const offset = rec::load<std::uint32_t>(body + 16);
+    auto& t = p.threads[tid];
+    std::uint32_t const piece_end = offset + (size - rec::chunk_head_bytes);
+    unsigned char const* q = body + rec::chunk_head_bytes;
+    unsigned char const* const end = body + size;
+    if (t.valid && t.seq == seq && offset <= t.expect) {
+      // More of the block we follow (pieces restart at the block's start): the new part only.
+      if (piece_end <= t.expect) {
+        continue;
+      }
+      q += t.expect - offset;
+    } else if (offset == 0 && (!t.valid || seq > t.seq)) {
+      t.seq = seq;  // a new block
+      t.last_ticks = 0;
+      t.valid = true;
+    } else {
+      t.valid = false;  // a piece is missing: wait for the next block's start
+      continue;
+    }
+    t.expect = piece_end;
+    rec::raw_event e;
+    while (q != nullptr && q < end) {
+      char const* why = nullptr;
+      q = rec::parse_record(q, end, e, t.last_ticks, why);
+      if (q != nullptr) {
+        on_event(p, tid, e);
+      }
+    }
+    if (q == nullptr) {
+      t.valid = false;
+    }
+  }
+}
+
+void flight_watch::on_event(process& p, std::uint64_t tid, rec::raw_event const& e) {
+  if (e.type != event_type::push && e.type != event_type::pop) {
+    return;
+  }
+  std::int64_t const ns = p.clock.to_ns(e.ticks);
+  if (ns > last_activity_ns_) {
+    last_activity_ns_ = ns;
+    hang_reported_ = false;
+  }
+  auto& stack = p.threads[tid].stack;
+  if (e.type == event_type::push) {
+    std::string name;
+    if (e.message == rec::message_kind::inline_text) {
+      name = std::string{e.text};
+    } else if (e.message == rec::message_kind::string_id) {
+      auto const it = p.strings.find(e.string_id);
+      name = it != p.strings.end() ? it->second : "string " + std::to_string(e.string_id);
+    }
+    stack.push_back({std::move(name), e.domain, ns});
+    return;
+  }
+  // A pop ends the innermost open range of its domain.
+  for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
+    if (it->domain != e.domain) {
+      continue;
+    }
+    std::int64_t const dur = ns - it->start_ns;
+    std::string const& domain_name = p.domains.count(e.domain) ? p.domains[e.domain] : "";
+    for (auto& t : triggers_) {
+      if (t.spec.range != it->name ||
+          !(t.spec.domain == "*" ||
+            (t.spec.domain.empty() ? e.domain == 0 : domain_name == t.spec.domain))) {
+        continue;
+      }
+      ++t.seen;
+      std::string why;
+      if (t.spec.bound_ns > 0 && dur > t.spec.bound_ns) {
+        why = fmt::format("took {:.3f} ms, more than {:.3f} ms", static_cast<double>(dur) / 1e6,
+                          static_cast<double>(t.spec.bound_ns) / 1e6);
+      } else if (t.spec.factor > 0 && t.median.size() >= min_median_instances &&
+                 static_cast<double>(dur) >
+                     t.spec.factor * static_cast<double>(t.median.median())) {
+        why = fmt::format(
+            "took {:.3f} ms, {:.1f}x the median {:.3f} ms of its {} earlier "
+            "instance(s)",
+            static_cast<double>(dur) / 1e6,
+            static_cast<double>(dur) /
+                static_cast<double>(std::max<std::int64_t>(1, t.median.median())),
+            static_cast<double>(t.median.median()) / 1e6, t.median.size());
+      }
+      t.median.add(dur);
+      if (!why.empty()) {
+        ++t.fired;
+        fired_.push_back(fmt::format("'{}': \"{}\" (pid {} thread {}) {}", t.spec.text, it->name,
+                                     p.pid, tid, why));
+      }
+    }
+    stack.erase(std::next(it).base());
+    return;
+  }
+}
+
+std::vector<std::string> flight_watch::take_fired() { return std::exchange(fired_, {}); }
+
+void flight_watch::note_skipped(std::string const& /*fired*/, std::string const& why) {
+  ++skipped_[why];
+}
+
+bool flight_watch::hang_due(std::int64_t now_ns) {
+  if (hang_ns_ <= 0 || hang_reported_ || last_activity_ns_ == 0 ||
+      now_ns - last_activity_ns_ < hang_ns_) {
+    return false;
+  }
+  bool open = false;
+  for (auto const& [pid, p] : processes_) {
+    for (auto const& [tid, t] : p->threads) {
+      open = open || !t.stack.empty();
+    }
+  }
+  if (!open) {
+    return false;
+  }
+  hang_reported_ = true;
+  return true;
+}
+
+std::string flight_watch::stacks_report(std::int64_t now_ns, bool complete) const {
+  std::string out = "# nvtxpp-capture stacks";
+  if (!label_.empty()) {
+    out += ": " + label_;
+  }
+  if (last_activity_ns_ != 0) {
+    out += fmt::format(" (last range opened or closed {:.3f} s ago)",
+                       static_cast<double>(now_ns - last_activity_ns_) / 1e9);
+  }
+  out += "\n";
+  if (!complete || lost_) {
+    out += "# only ranges opened inside the recorded window are known\n";
+  }
+  for (auto const& [pid, p] : processes_) {
+    out += fmt::format("process {}: {}\n", pid, p->command);
+    for (auto const& [tid, t] : p->threads) {
+      auto const name = p->thread_names.find(tid);
+      out += fmt::format("  thread {}{}\n", tid,
+                         name != p->thread_names.end() ? " \"" + name->second + "\"" : "");
+      if (t.stack.empty()) {
+        out += "    (no open range)\n";
+      }
+      std::size_t depth = 0;
+      for (auto const& r : t.stack) {
+        auto const d = p->domains.find(r.domain);
+        std::string const shown =
+            d != p->domains.end() && r.domain != 0 ? d->second + ":" + r.name : r.name;
+        out += fmt::format("{:{}}{}  (open {:.3f} s)\n", "", 4 + 2 * depth, shown,
+                           static_cast<double>(now_ns - r.start_ns) / 1e9);
+        ++depth;
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> flight_watch::closing_notes() const {
+  std::vector<std::string> out;
+  for (auto const& t : triggers_) {
+    if (t.seen == 0) {
+      out.push_back("trigger '" + t.spec.text + "': range \"" + t.spec.range +
+                    "\" never ended in the program (no instance seen)");
+    }
+  }
+  for (auto const& [why, n] : skipped_) {
+    out.push_back(fmt::format("{} trigger firing(s) wrote no dump ({})", n, why));
+  }
+  return out;
+}
+
+namespace {
+
+/// "0-6", "7", "0-2,4".
+std::string rank_list(std::vector<long> ranks) {
+  std::sort(ranks.begin(), ranks.end());
+  std::string out;
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) {
+      ++j;
+    }
+    out += (out.empty() ? "" : ",") + std::to_string(ranks[i]);
+    if (j > i) {
+      out += "-" + std::to_string(ranks[j]);
+    }
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string group_stacks(std::vector<std::string> const& paths, bool& ok) {
+  ok = true;
+  std::map<std::string, std::vector<long>> groups;  // what the threads are inside -> ranks
+  std::string errors;
+  for (std::size_t k = 0; k < paths.size(); ++k) {
+    std::ifstream in{paths[k]};
+    if (!in) {
+      errors += "cannot read " + paths[k] + "\n";
+      ok = false;
+      continue;
+    }
+    long rank = static_cast<long>(k);
+    if (auto const at = paths[k].rfind(".rank"); at != std::string::npos) {
+      rank = std::strtol(paths[k].c_str() + at + 5, nullptr, 10);
+    }
+    std::string line;
+    std::set<std::string> stacks;
+    std::string current;
+    bool any = false;
+    auto close_thread = [&] {
+      if (!current.empty()) {
+        stacks.insert(current);
+      }
+      current.clear();
+    };
+    while (std::getline(in, line)) {
+      if (line.rfind("# nvtxpp-capture stacks: rank ", 0) == 0) {
+        rank = std::strtol(line.c_str() + 30, nullptr, 10);
+        any = true;
+      } else if (line.rfind("# nvtxpp-capture stacks", 0) == 0) {
+        any = true;
+      } else if (line.rfind("  thread ", 0) == 0 || line.rfind("process ", 0) == 0) {
+        close_thread();
+      } else if (line.rfind("    ", 0) == 0 && line.find("(no open range)") == std::string::npos) {
+        auto const open = line.rfind("  (open ");
+        std::string name = line.substr(0, open);
+        name.erase(0, name.find_first_not_of(' '));
+        current += (current.empty() ? "" : " > ") + name;
+      }
+    }
+    close_thread();
+    if (!any) {
+      errors += paths[k] + ": not an nvtxpp-capture stacks report\n";
+      ok = false;
+      continue;
+    }
+    std::string sig;
+    for (auto const& s : stacks) {
+      sig += (sig.empty() ? "" : " | ") + s;
+    }
+    groups[sig.empty() ? "(no open range)" : sig].push_back(rank);
+  }
+  std::vector<std::pair<std::string, std::vector<long>>> sorted(groups.begin(), groups.end());
+  std::sort(sorted.begin(), sorted.end(), [](auto const& a, auto const& b) {
+    return a.second.size() != b.second.size() ? a.second.size() > b.second.size()
+                                              : a.second < b.second;
+  });
+  std::string out;
+  for (auto const& [sig, ranks] : sorted) {
+    out += (out.empty() ? "" : "; ") + std::string{ranks.size() > 1 ? "ranks " : "rank "} +
+           rank_list(ranks) + ": " + sig;
+  }
+  out += "\n";
+  if (sorted.size() > 1) {
+    for (std::size_t i = 1; i < sorted.size(); ++i) {
+      out +=
+          fmt::format("{} {} differ{} from the most common stack ({}): {}\n",
+                      sorted[i].second.size() > 1 ? "ranks" : "rank", rank_list(sorted[i].second),
+                      sorted[i].second.size() > 1 ? "" : "s", sorted[0].first, sorted[i].first);
+    }
+  }
+  return errors + out;
+}
+
+}  // namespace nvtxpp::capture

@@ -1,0 +1,65 @@
+/// @file
+/// @brief Reading the flight recorder's rings (offline side): each process of a raw directory
+/// has its definitions in nvtxpp-<pid>.bin and its events in the ring nvtxpp-<pid>.ring
+/// (inprocess/flight_ring.hpp). `compose_window` snapshots the rings (while the processes run, or
+/// after they died) into ordinary capture files that every reader of ours takes as they are.
+#pragma once
+
+#include "../../recording/ring.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nvtxpp::capture {
+
+/// @brief A ring file mapped shared (its user words are written: requests), unmapped with it.
+class ring_file {
+ public:
+  explicit ring_file(std::string const& path);
+  ~ring_file();
+  ring_file(ring_file const&) = delete;
+  ring_file& operator=(ring_file const&) = delete;
+  /// @brief The ring, or nullptr when the file is no ring (then error() says why).
+  [[nodiscard]] recording::ring const* get() const { return ring_.valid() ? &ring_ : nullptr; }
+  [[nodiscard]] std::string const& error() const { return error_; }
+
+ private:
+  void* map_ = nullptr;
+  std::size_t size_ = 0;
+  recording::ring ring_;
+  std::string error_;
+};
+
+/// @brief The ring file of process `pid` in `dir`.
+[[nodiscard]] std::string ring_path(std::string const& dir, std::uint32_t pid);
+
+/// @brief Whether `pid` runs (a zombie or a pid gone: no).
+[[nodiscard]] bool running(std::uint32_t pid);
+
+/// @brief The processes of `raw_dir` that record into a ring (their pids).
+[[nodiscard]] std::vector<std::uint32_t> ring_processes(std::string const& raw_dir);
+
+/// @brief Asks every live ring writer of `raw_dir` to put its partly filled blocks in its ring
+/// (the rings' flush_request word), and waits until each live process has answered, each is
+/// gone, or `max_wait_ns` passed. @return the number of processes that did not answer
+std::size_t request_flush(std::string const& raw_dir, std::int64_t max_wait_ns);
+
+/// @brief What compose_window wrote.
+struct window_result {
+  std::size_t processes = 0;
+  std::uint64_t records = 0;     ///< ring records kept
+  std::uint64_t ring_bytes = 0;  ///< their bytes
+  std::vector<std::string> errors;
+};
+
+/// @brief Writes into `out_dir` one capture file per process of `raw_dir`: its header, its
+/// window (the ring's records; with `keep_ns` > 0 only those of the last `keep_ns` before the
+/// newest), then its definitions. A process without a finish record gets one, at `end_ns` for a
+/// process still running (`live`), at its newest record otherwise (then marked as killed).
+/// Stream pieces whose block's start fell out of the window are left out (their ticks count
+/// from records that are gone).
+window_result compose_window(std::string const& raw_dir, std::string const& out_dir,
+                             std::int64_t keep_ns, std::int64_t end_ns, bool live);
+
+}  // namespace nvtxpp::capture
