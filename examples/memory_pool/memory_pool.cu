@@ -165,8 +165,8 @@ int main(int argc, char** argv) {
     // --bug leak: the arena and its buffers are never released (the program forgets them).
     auto* const owned = new arena{1 << 20, annotate, free_first};
     arena& pool = *owned;
-    auto* const buffers = new arena::buffer[3]{pool.allocate(n, "input"), pool.allocate(n, "output"),
-                                               pool.allocate(n, "lookup")};
+    auto* const buffers = new arena::buffer[3]{
+        pool.allocate(n, "input"), pool.allocate(n, "output"), pool.allocate(n, "lookup")};
     auto& input = buffers[0];
     auto& output = buffers[1];
     auto& lookup = buffers[2];
@@ -175,7 +175,9 @@ int main(int argc, char** argv) {
                 input.region.registered() ? "registered (a tool listens)" : "not registered");
     for (auto const* b : {&input, &output, &lookup}) {
       std::printf("memory_pool: buffer %s at %p (%zu bytes)\n",
-                  b == &input ? "input" : b == &output ? "output" : "lookup",
+                  b == &input    ? "input"
+                  : b == &output ? "output"
+                                 : "lookup",
                   static_cast<void*>(b->data), b->n * sizeof(float));
     }
     std::fflush(stdout);

@@ -5,14 +5,14 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CORPUS_CHECK(call)                                                                \
-  do {                                                                                    \
-    auto const corpus_status_ = (call);                                                   \
-    if (static_cast<long>(corpus_status_) != 0) {                                         \
+#define CORPUS_CHECK(call)                                                                  \
+  do {                                                                                      \
+    auto const corpus_status_ = (call);                                                     \
+    if (static_cast<long>(corpus_status_) != 0) {                                           \
       std::fprintf(stderr, "%s:%d: %s failed with status %ld\n", __FILE__, __LINE__, #call, \
-                   static_cast<long>(corpus_status_));                                    \
-      std::exit(1);                                                                       \
-    }                                                                                     \
+                   static_cast<long>(corpus_status_));                                      \
+      std::exit(1);                                                                         \
+    }                                                                                       \
   } while (0)
 
 /// Ends the program with status 1 when `ok` is false (a result that is not what the library

@@ -26,8 +26,8 @@ int main() {
   float const alpha = 1.0f, beta = 0.0f;
   for (int i = 0; i < 5; ++i) {
     nvtxpp::scoped_range r{"sgemm"};
-    CORPUS_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, da, n, db, n,
-                             &beta, dc, n));
+    CORPUS_CHECK(
+        cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, da, n, db, n, &beta, dc, n));
   }
   {
     nvtxpp::scoped_range r{"D2H Memory"};

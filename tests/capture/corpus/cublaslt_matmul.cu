@@ -41,8 +41,8 @@ int main() {
   CORPUS_CHECK(cublasLtMatrixLayoutCreate(&ld, CUDA_R_32F, m, n, m));
   cublasLtMatmulPreference_t pref = nullptr;
   CORPUS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-  CORPUS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes, sizeof workspace_bytes));
+  CORPUS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                    &workspace_bytes, sizeof workspace_bytes));
   cublasLtMatmulHeuristicResult_t heuristic{};
   int found = 0;
   CORPUS_CHECK(cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, ld, ld, pref, 1, &heuristic, &found));
@@ -50,13 +50,13 @@ int main() {
   float const alpha = 1.0f, beta = 0.0f;
   for (int i = 0; i < 8; ++i) {
     nvtxpp::scoped_range r{"matmul"};
-    CORPUS_CHECK(cublasLtMatmul(lt, op, &alpha, a, la, b, lb, &beta, d, ld, d, ld,
-                                &heuristic.algo, workspace, workspace_bytes, stream));
+    CORPUS_CHECK(cublasLtMatmul(lt, op, &alpha, a, la, b, lb, &beta, d, ld, d, ld, &heuristic.algo,
+                                workspace, workspace_bytes, stream));
   }
   {
     nvtxpp::scoped_range r{"D2H Memory"};
-    CORPUS_CHECK(cudaMemcpyAsync(out.data(), d, out.size() * sizeof out[0],
-                                 cudaMemcpyDeviceToHost, stream));
+    CORPUS_CHECK(
+        cudaMemcpyAsync(out.data(), d, out.size() * sizeof out[0], cudaMemcpyDeviceToHost, stream));
     CORPUS_CHECK(cudaStreamSynchronize(stream));
   }
   corpus_expect(out[0] == static_cast<float>(k) && out.back() == static_cast<float>(k), "matmul");

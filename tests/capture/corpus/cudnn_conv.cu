@@ -26,12 +26,12 @@ int main() {
   CORPUS_CHECK(cudnnSetFilter4dDescriptor(f_desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, k, c, 3, 3));
   CORPUS_CHECK(cudnnSetConvolution2dDescriptor(conv, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
                                                CUDNN_DATA_FLOAT));
-  CORPUS_CHECK(cudnnSetActivationDescriptor(relu, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN,
-                                            0.0));
+  CORPUS_CHECK(
+      cudnnSetActivationDescriptor(relu, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
   int on = 0, oc = 0, oh = 0, ow = 0;
   CORPUS_CHECK(cudnnGetConvolution2dForwardOutputDim(conv, x_desc, f_desc, &on, &oc, &oh, &ow));
-  CORPUS_CHECK(cudnnSetTensor4dDescriptor(y_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, on, oc, oh,
-                                          ow));
+  CORPUS_CHECK(
+      cudnnSetTensor4dDescriptor(y_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, on, oc, oh, ow));
   std::size_t const x_count = static_cast<std::size_t>(n) * c * h * w;
   std::size_t const f_count = static_cast<std::size_t>(k) * c * 9;
   std::size_t const y_count = static_cast<std::size_t>(on) * oc * oh * ow;

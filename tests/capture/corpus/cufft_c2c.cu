@@ -20,8 +20,8 @@ int main() {
   CORPUS_CHECK(cudaMalloc(&data, count * sizeof(cufftComplex)));
   {
     nvtxpp::scoped_range r{"H2D Memory"};
-    CORPUS_CHECK(cudaMemcpy(data, host.data(), count * sizeof(cufftComplex),
-                            cudaMemcpyHostToDevice));
+    CORPUS_CHECK(
+        cudaMemcpy(data, host.data(), count * sizeof(cufftComplex), cudaMemcpyHostToDevice));
   }
   cufftHandle plan = 0;
   {
@@ -41,8 +41,8 @@ int main() {
   std::vector<cufftComplex> back(count);
   {
     nvtxpp::scoped_range r{"D2H Memory"};
-    CORPUS_CHECK(cudaMemcpy(back.data(), data, count * sizeof(cufftComplex),
-                            cudaMemcpyDeviceToHost));
+    CORPUS_CHECK(
+        cudaMemcpy(back.data(), data, count * sizeof(cufftComplex), cudaMemcpyDeviceToHost));
   }
   // Four unnormalised round trips scale by points^4 = 2^64: compare the scaled values.
   double const scale = std::pow(static_cast<double>(points), 4);

@@ -31,8 +31,8 @@ int main() {
   std::vector<float> host(1024);
   {
     nvtxpp::scoped_range r{"D2H Memory"};
-    CORPUS_CHECK(cudaMemcpy(host.data(), data, host.size() * sizeof(float),
-                            cudaMemcpyDeviceToHost));
+    CORPUS_CHECK(
+        cudaMemcpy(host.data(), data, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
   }
   double mean = 0;
   for (float v : host) {

@@ -36,8 +36,8 @@ int main() {
                             cudaMemcpyHostToDevice));
     CORPUS_CHECK(cudaMemcpy(d_columns, columns.data(), columns.size() * sizeof(int),
                             cudaMemcpyHostToDevice));
-    CORPUS_CHECK(cudaMemcpy(d_values, values.data(), values.size() * sizeof(float),
-                            cudaMemcpyHostToDevice));
+    CORPUS_CHECK(
+        cudaMemcpy(d_values, values.data(), values.size() * sizeof(float), cudaMemcpyHostToDevice));
     CORPUS_CHECK(cudaMemcpy(d_x, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice));
   }
   cusparseHandle_t handle = nullptr;
@@ -70,9 +70,9 @@ int main() {
   cusparseDestroyDnVec(vx);
   cusparseDestroyDnVec(vy);
   cusparseDestroy(handle);
-  for (void* p : {static_cast<void*>(d_offsets), static_cast<void*>(d_columns),
-                  static_cast<void*>(d_values), static_cast<void*>(d_x), static_cast<void*>(d_y),
-                  buffer}) {
+  for (void* p :
+       {static_cast<void*>(d_offsets), static_cast<void*>(d_columns), static_cast<void*>(d_values),
+        static_cast<void*>(d_x), static_cast<void*>(d_y), buffer}) {
     CORPUS_CHECK(cudaFree(p));
   }
   return 0;

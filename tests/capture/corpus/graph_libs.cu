@@ -31,8 +31,8 @@ int main() {
   CORPUS_CHECK(cublasSetStream(handle, stream));
   // cuBLAS needs its workspace before capture (it must not allocate while capturing).
   float const alpha = 1.0f, beta = 0.0f;
-  CORPUS_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, n, a, n, &beta,
-                           c, n));
+  CORPUS_CHECK(
+      cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, n, a, n, &beta, c, n));
   CORPUS_CHECK(cudaStreamSynchronize(stream));
 
   cudaGraph_t graph = nullptr;
@@ -41,8 +41,8 @@ int main() {
     CORPUS_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
     {
       nvtxpp::scoped_range g{"gemm"};
-      CORPUS_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, n, a, n,
-                               &beta, c, n));
+      CORPUS_CHECK(
+          cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, n, a, n, &beta, c, n));
     }
     {
       nvtxpp::scoped_range e{"epilogue"};

@@ -43,8 +43,8 @@ int main() {
       CORPUS_CHECK(cudaMemsetAsync(b, 0, sizeof(int) * n, stream));
       iota<<<(n + 255) / 256, 256, 0, stream>>>(a, n);
       CORPUS_CHECK(cudaMemcpyAsync(b, a, sizeof(int) * n, cudaMemcpyDeviceToDevice, stream));
-      CORPUS_CHECK(cudaMemcpyAsync(host.data(), b, sizeof(int) * n, cudaMemcpyDeviceToHost,
-                                   stream));
+      CORPUS_CHECK(
+          cudaMemcpyAsync(host.data(), b, sizeof(int) * n, cudaMemcpyDeviceToHost, stream));
     }
     {
       nvtxpp::scoped_range s{"free"};

@@ -36,20 +36,20 @@ void worker(int id) {
     nvtxpp::scoped_range step{"batch"};
     {
       nvtxpp::scoped_range r{"H2D Memory"};
-      CORPUS_CHECK(cudaMemcpyAsync(a, host.data(), count * sizeof(float), cudaMemcpyHostToDevice,
-                                   stream));
+      CORPUS_CHECK(
+          cudaMemcpyAsync(a, host.data(), count * sizeof(float), cudaMemcpyHostToDevice, stream));
     }
     {
       nvtxpp::scoped_range r{"compute"};
-      fill<<<(static_cast<unsigned>(count) + 255) / 256, 256, 0, stream>>>(
-          c, 0.0f, static_cast<int>(count));
-      CORPUS_CHECK(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, n, a, n,
-                               &beta, c, n));
+      fill<<<(static_cast<unsigned>(count) + 255) / 256, 256, 0, stream>>>(c, 0.0f,
+                                                                           static_cast<int>(count));
+      CORPUS_CHECK(
+          cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a, n, a, n, &beta, c, n));
     }
     {
       nvtxpp::scoped_range r{"D2H Memory"};
-      CORPUS_CHECK(cudaMemcpyAsync(host.data(), c, count * sizeof(float), cudaMemcpyDeviceToHost,
-                                   stream));
+      CORPUS_CHECK(
+          cudaMemcpyAsync(host.data(), c, count * sizeof(float), cudaMemcpyDeviceToHost, stream));
       CORPUS_CHECK(cudaStreamSynchronize(stream));
     }
     corpus_expect(host[0] == static_cast<float>(n), "gemm of ones");

@@ -2,12 +2,12 @@
 // cub::DeviceRadixSort::SortPairs, three times each, in NVTX ranges.
 #include "corpus_check.hpp"
 
-#include <cub/device/device_radix_sort.cuh>
 #include <cuda_runtime.h>
-#include <nvtxpp/nvtxpp.hpp>
 #include <thrust/device_vector.h>
 #include <thrust/host_vector.h>
 #include <thrust/sort.h>
+#include <cub/device/device_radix_sort.cuh>
+#include <nvtxpp/nvtxpp.hpp>
 
 #include <cstdint>
 
@@ -33,8 +33,9 @@ int main() {
   thrust::device_vector<std::uint32_t> in = host, out(count), vin(count, 7), vout(count);
   std::size_t temp_bytes = 0;
   CORPUS_CHECK(cub::DeviceRadixSort::SortPairs(
-      nullptr, temp_bytes, thrust::raw_pointer_cast(in.data()), thrust::raw_pointer_cast(out.data()),
-      thrust::raw_pointer_cast(vin.data()), thrust::raw_pointer_cast(vout.data()), count));
+      nullptr, temp_bytes, thrust::raw_pointer_cast(in.data()),
+      thrust::raw_pointer_cast(out.data()), thrust::raw_pointer_cast(vin.data()),
+      thrust::raw_pointer_cast(vout.data()), count));
   void* temp = nullptr;
   CORPUS_CHECK(cudaMalloc(&temp, temp_bytes));
   for (int i = 0; i < 3; ++i) {
