@@ -103,8 +103,11 @@ std::vector<unsigned char>* g_batch = nullptr;
 constexpr std::int64_t signal_wait_ns = 5'000'000'000;  ///< how long a signal waits for the flush
 constexpr std::int64_t exit_wait_ns = 30'000'000'000;   ///< how long exit waits for the GPU
 
-std::atomic<std::uint32_t> g_flush_request{0};  ///< futex word: bumped to request a final flush
-std::atomic<std::uint32_t> g_flush_done{0};     ///< futex word: the last request served
+std::atomic<std::uint32_t> g_flusher_wake{0};   ///< futex word: bumped with every request
+std::atomic<std::uint32_t> g_flush_request{0};  ///< bumped to request the final flush
+std::atomic<std::uint32_t> g_flush_done{0};     ///< futex word: the last final request served
+std::atomic<std::uint32_t> g_live_request{0};   ///< bumped to request a live flush (a dump)
+std::atomic<std::uint32_t> g_live_done{0};      ///< futex word: the last live request served
 std::atomic<bool> g_flusher_running{false};
 std::atomic<std::uint64_t> g_dropped{0};  ///< records lost so far (CUPTI's count, and ours)
 
@@ -394,35 +397,55 @@ void final_flush() noexcept {
   g_state.store(closed, std::memory_order_release);
 }
 
+/// A dump of the flight recorder's window is due while the program runs: the records of GPU
+/// work that has completed go to the ring now, not when CUPTI's buffer fills. Flag 0 returns
+/// only completed records (a forced flush could hand over a kernel still running, without its
+/// end), and recording goes on.
+void live_flush() noexcept {
+  if (g_state.load(std::memory_order_acquire) == active) {
+    g_api.flush_all(0);
+  }
+}
+
 void* flusher_main(void*) noexcept {
   sigset_t all;
   sigfillset(&all);
   ::pthread_sigmask(SIG_BLOCK, &all, nullptr);  // signals go to the program's threads
   for (;;) {
-    std::uint32_t const request = g_flush_request.load(std::memory_order_acquire);
-    if (request == g_flush_done.load(std::memory_order_acquire)) {
-      futex(&g_flush_request, FUTEX_WAIT_PRIVATE, request, nullptr);
+    std::uint32_t const seen = g_flusher_wake.load(std::memory_order_acquire);
+    if (std::uint32_t const request = g_flush_request.load(std::memory_order_acquire);
+        request != g_flush_done.load(std::memory_order_acquire)) {
+      final_flush();
+      g_flush_done.store(request, std::memory_order_release);
+      futex(&g_flush_done, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr);
       continue;
     }
-    final_flush();
-    g_flush_done.store(request, std::memory_order_release);
-    futex(&g_flush_done, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr);
+    if (std::uint32_t const live = g_live_request.load(std::memory_order_acquire);
+        live != g_live_done.load(std::memory_order_acquire)) {
+      live_flush();
+      g_live_done.store(live, std::memory_order_release);
+      futex(&g_live_done, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr);
+      continue;
+    }
+    futex(&g_flusher_wake, FUTEX_WAIT_PRIVATE, seen, nullptr);
   }
   return nullptr;
 }
 
-/// Asks the flusher thread for the final flush and waits up to `wait_ns` for it. Async-signal-
-/// safe. False when it did not finish in time (or there is no flusher thread).
-bool request_flush(std::int64_t wait_ns) noexcept {
+/// Bumps `request` for the flusher thread and waits up to `wait_ns` for `done` to reach it.
+/// Async-signal-safe. False when it did not finish in time (or there is no flusher thread).
+bool ask_flusher(std::atomic<std::uint32_t>& request, std::atomic<std::uint32_t>& done,
+                 std::int64_t wait_ns) noexcept {
   if (!g_flusher_running.load(std::memory_order_acquire)) {
     return false;
   }
-  std::uint32_t const want = g_flush_request.fetch_add(1, std::memory_order_acq_rel) + 1;
-  futex(&g_flush_request, FUTEX_WAKE_PRIVATE, 1, nullptr);
+  std::uint32_t const want = request.fetch_add(1, std::memory_order_acq_rel) + 1;
+  g_flusher_wake.fetch_add(1, std::memory_order_acq_rel);
+  futex(&g_flusher_wake, FUTEX_WAKE_PRIVATE, 1, nullptr);
   std::int64_t const deadline = monotonic_ns() + wait_ns;
   for (;;) {
-    std::uint32_t const done = g_flush_done.load(std::memory_order_acquire);
-    if (static_cast<std::int32_t>(done - want) >= 0) {
+    std::uint32_t const now_done = done.load(std::memory_order_acquire);
+    if (static_cast<std::int32_t>(now_done - want) >= 0) {
       return true;
     }
     std::int64_t const left = deadline - monotonic_ns();
@@ -431,8 +454,13 @@ bool request_flush(std::int64_t wait_ns) noexcept {
     }
     timespec const t{static_cast<time_t>(left / 1'000'000'000),
                      static_cast<long>(left % 1'000'000'000)};
-    futex(&g_flush_done, FUTEX_WAIT_PRIVATE, done, &t);
+    futex(&done, FUTEX_WAIT_PRIVATE, now_done, &t);
   }
+}
+
+/// Asks the flusher thread for the final flush and waits up to `wait_ns` for it.
+bool request_flush(std::int64_t wait_ns) noexcept {
+  return ask_flusher(g_flush_request, g_flush_done, wait_ns);
 }
 
 void at_exit() { flush_at_exit(); }
@@ -785,6 +813,13 @@ void flush_from_signal(int sig) noexcept {
   }
 }
 
+bool flush_live(std::int64_t wait_ns) noexcept {
+  if (g_state.load(std::memory_order_acquire) != active || !same_process()) {
+    return true;  // nothing held (no CUPTI, or the final flush ran)
+  }
+  return ask_flusher(g_live_request, g_live_done, wait_ns);
+}
+
 void set_gpu_window(bool open) noexcept {
   if (!same_process() && g_pid.load(std::memory_order_acquire) != 0) {
     return;  // a forked child: CUPTI is the parent's
@@ -798,8 +833,11 @@ void after_fork_in_child() noexcept {
     write_info("cupti=unavailable:forked child");
   }
   g_flusher_running.store(false, std::memory_order_relaxed);
+  g_flusher_wake.store(0, std::memory_order_relaxed);
   g_flush_request.store(0, std::memory_order_relaxed);
   g_flush_done.store(0, std::memory_order_relaxed);
+  g_live_request.store(0, std::memory_order_relaxed);
+  g_live_done.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace nvtxpp::capture::cupti

@@ -85,6 +85,11 @@ void flush_at_exit() noexcept;
 /// flusher thread flush CUPTI and waits for it (bounded). Async-signal-safe.
 void flush_from_signal(int sig) noexcept;
 
+/// @brief A live dump of the flight recorder is due: has the flusher thread hand over the records
+/// of completed GPU work CUPTI still holds, and waits up to `wait_ns` for it. Recording goes on.
+/// @return false when the flush did not finish in time
+bool flush_live(std::int64_t wait_ns) noexcept;
+
 /// @brief In a forked child: CUPTI's state is the parent's and unusable here; stop using it.
 void after_fork_in_child() noexcept;
 

@@ -7,6 +7,7 @@ namespace nvtxpp::capture::cupti {
 
 void flush_at_exit() noexcept {}
 void flush_from_signal(int) noexcept {}
+bool flush_live(std::int64_t) noexcept { return true; }
 void after_fork_in_child() noexcept {}
 void set_gpu_window(bool) noexcept {}
 

@@ -340,6 +340,8 @@ void write_blocks(rec::chunk* c, bool in_signal_handler) noexcept {
 /// --flight-recorder: how often the partly filled blocks go to the ring, so a process killed
 /// without warning (SIGKILL, the OOM killer) loses at most this much of its last window.
 constexpr std::int64_t flight_flush_ns = 100'000'000;
+/// How long the answer to a dump's request waits for CUPTI's records of completed GPU work.
+constexpr std::int64_t flight_gpu_wait_ns = 1'000'000'000;
 
 /// Writes the unwritten part of every live thread's current block (the writer thread, for the
 /// flight recorder). A thread inside its own block change is skipped this time.
@@ -379,6 +381,11 @@ void* writer_main(void*) noexcept {
       std::uint64_t const request = flight::pending_request();
       std::int64_t const now = rec::monotonic_ns();
       if (request != 0 || now - last_flight_flush >= flight_flush_ns) {
+        if (request != 0) {
+          // A dump is due: the GPU records CUPTI still holds go to the ring first (bounded:
+          // the launcher waits as long for the answer).
+          cupti::flush_live(flight_gpu_wait_ns);
+        }
         g_writer_busy.store(true, std::memory_order_seq_cst);
         if (!g_writer_stop.load(std::memory_order_seq_cst)) {
           flush_partial_blocks();
