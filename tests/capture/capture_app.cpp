@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -378,6 +379,63 @@ int cuda_inject_case(int status) {
   return status;
 }
 
+// Says it is ready (touches $APP_READY) and waits until $APP_STOP exists: the test acts in
+// between, and the program waits for its word, never for a time.
+void wait_for_files() {
+  char const* ready = std::getenv("APP_READY");
+  char const* stop = std::getenv("APP_STOP");
+  if (ready == nullptr || stop == nullptr) {
+    return;
+  }
+  if (FILE* f = std::fopen(ready, "w")) {
+    std::fclose(f);
+  }
+  while (::access(stop, F_OK) != 0) {
+    timespec const t{0, 2'000'000};
+    ::nanosleep(&t, nullptr);  // polling a condition, not standing in for one
+  }
+}
+
+// A thread inside ranges "step" > "sync" and inside cudaStreamSynchronize and the driver's
+// cuStreamSynchronize under it (the fake's API callbacks), until the test says stop; a second
+// thread "loader" is inside cudaMemcpy with no range open.
+int fake_in_call(void* fake) {
+  auto api = fake != nullptr ? reinterpret_cast<int (*)(int, int, std::uint32_t, char const*)>(
+                                   ::dlsym(fake, "fake_cupti_api"))
+                             : nullptr;
+  if (api == nullptr) {
+    std::fprintf(stderr, "the fake CUPTI is not loaded\n");
+    return 66;
+  }
+  std::atomic<bool> loader_in{false};
+  std::atomic<bool> done{false};
+  std::thread loader{[&] {
+    nvtxNameOsThreadA(static_cast<std::uint32_t>(::gettid()), "loader");
+    api(1, 2, 31, "cudaMemcpy_v3020");
+    loader_in.store(true);
+    while (!done.load()) {
+      std::this_thread::yield();
+    }
+    api(0, 2, 31, "cudaMemcpy_v3020");
+  }};
+  while (!loader_in.load()) {
+    std::this_thread::yield();
+  }
+  nvtxRangePushA("step");
+  nvtxRangePushA("sync");
+  int const called = api(1, 2, 131, "cudaStreamSynchronize_v3020");
+  api(1, 1, 160, "cuStreamSynchronize");
+  wait_for_files();
+  api(0, 1, 160, "cuStreamSynchronize");
+  api(0, 2, 131, "cudaStreamSynchronize_v3020");
+  nvtxRangePop();
+  nvtxRangePop();
+  done.store(true);
+  loader.join();
+  std::printf("api callbacks %s\n", called != 0 ? "enabled" : "not enabled");
+  return 0;
+}
+
 // With the test double of CUPTI (fake_cupti.cpp, NVTXPP_CUPTI_PATH): "cuInit", then 3 kernel
 // launches (and a copy and a memset) inside the range "gpu work". mode: exit (return 0), none
 // (no GPU work), drop (CUPTI drops 5 records), term (SIGTERM with the records still buffered),
@@ -411,6 +469,9 @@ int fake_gpu_case(std::string const& mode) {
     }
     return 0;
   }
+  if (mode == "in_call") {
+    return fake_in_call(fake);
+  }
   auto launch =
       fake != nullptr
           ? reinterpret_cast<void (*)(int, std::size_t)>(::dlsym(fake, "fake_cupti_launch"))
@@ -427,6 +488,11 @@ int fake_gpu_case(std::string const& mode) {
   launch(3, mode == "drop" ? 5 : 0);
   spin_us(1000);
   nvtxRangePop();
+  if (mode == "hold") {
+    // The work's records stay in (fake) CUPTI's buffer: a live dump must ask for them.
+    wait_for_files();
+    return 0;
+  }
   if (mode == "term") {
     nvtxRangePushA("killed");
     std::raise(SIGTERM);

@@ -216,6 +216,34 @@ CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle,
   return CUPTI_SUCCESS;
 }
 
+bool g_domain_enabled[CUPTI_CB_DOMAIN_SIZE] = {};
+
+CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle,
+                              CUpti_CallbackDomain domain) {
+  if (domain <= CUPTI_CB_DOMAIN_INVALID || domain >= CUPTI_CB_DOMAIN_SIZE) {
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  }
+  g_domain_enabled[domain] = enable != 0;
+  return CUPTI_SUCCESS;
+}
+
+/// @brief Test hook: the calling thread enters (`enter` 1) or leaves a runtime (`domain` 2) or
+/// driver (1) API function, as CUDA reports it to a subscriber that enabled the whole domain
+/// (cuptiEnableDomain). Returns whether the subscriber was called.
+__attribute__((visibility("default"))) int fake_cupti_api(int enter, int domain, uint32_t cbid,
+                                                          char const* name) {
+  auto const d = static_cast<CUpti_CallbackDomain>(domain);
+  if (g_resource_cb == nullptr || d <= CUPTI_CB_DOMAIN_INVALID || d >= CUPTI_CB_DOMAIN_SIZE ||
+      !g_domain_enabled[d]) {
+    return 0;
+  }
+  CUpti_CallbackData c{};
+  c.callbackSite = enter != 0 ? CUPTI_API_ENTER : CUPTI_API_EXIT;
+  c.functionName = name;
+  g_resource_cb(nullptr, d, cbid, &c);
+  return 1;
+}
+
 /// @brief Test hook: cuProfilerStart (`start` 1) or cuProfilerStop, as the driver reports them
 /// to a subscriber that enabled them (the callback at the call's entry and at its exit).
 __attribute__((visibility("default"))) void fake_cupti_profiler(int start) {

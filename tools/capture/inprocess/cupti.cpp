@@ -35,6 +35,7 @@
 // (its buffer callbacks, flushes and at-exit handler do nothing), and its own capture file says
 // `info cupti=unavailable:forked child` when the parent had CUPTI loaded.
 #include "cupti.hpp"
+#include "api_calls.hpp"
 #include "capture_gate.hpp"
 #include "graph_nodes.hpp"
 #include "inject_internal.hpp"
@@ -80,6 +81,7 @@ struct api_table {
   // Optional: stream names (a CUPTI without them records everything else).
   decltype(&::cuptiSubscribe) subscribe;
   decltype(&::cuptiEnableCallback) enable_callback;
+  decltype(&::cuptiEnableDomain) enable_domain;  ///< optional: the call each thread is in
   decltype(&::cuptiGetStreamIdEx) stream_id;
   // Optional: activity records for chosen driver functions (CUPTI 12.6 and later).
   decltype(&::cuptiActivityEnableDriverApi) enable_driver_api;
@@ -516,14 +518,31 @@ bool resolve(void* lib, char const* name, F& f, std::string& why) {
   return true;
 }
 
+std::atomic<bool> g_api_calls{false};  ///< API callbacks go to api_calls (flight recorder)
+bool g_profiler_calls = false;         ///< cuProfilerStart/Stop open and close the window
+bool g_graph_calls = false;            ///< graph_nodes follows the driver calls it enabled
+
 /// CUPTI's resource callback: each stream the program creates gets an info record
 /// `stream=<handle>:<CUPTI stream id>`, so the trace can give a stream's GPU track the name the
 /// program gave its cudaStream_t through NVTX (nvtxNameCudaStream, nvtxpp::name_cuda_stream).
 void CUPTIAPI on_resource(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                           void const* data) {
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    // Every API call when the flight recorder tracks them (whole domains are enabled), else
+    // only the driver calls enabled one by one below.
+    if (g_api_calls.load(std::memory_order_relaxed)) {
+      api_calls::on_callback(static_cast<std::uint32_t>(domain), cbid, data);
+    }
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+      return;
+    }
+  }
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API && data != nullptr &&
       (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart ||
        cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop)) {
+    if (!g_profiler_calls) {
+      return;  // enabled with the whole domain, not asked for
+    }
     // cudaProfilerStart/Stop call these. The window opens as Start returns and closes as Stop
     // is entered: the calls' own records fall outside it.
     auto const* cb = static_cast<CUpti_CallbackData const*>(data);
@@ -534,7 +553,13 @@ void CUPTIAPI on_resource(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     return;
   }
   if (domain == CUPTI_CB_DOMAIN_DRIVER_API && data != nullptr) {
-    graph_nodes::on_driver_api(cbid, data);  // calls that add child-graph nodes
+    if (g_graph_calls) {
+      for (CUpti_CallbackId wanted : graph_nodes::driver_callbacks) {
+        if (cbid == wanted) {
+          graph_nodes::on_driver_api(cbid, data);  // calls that add child-graph nodes
+        }
+      }
+    }
     return;
   }
   if (domain != CUPTI_CB_DOMAIN_RESOURCE || data == nullptr) {
@@ -559,10 +584,29 @@ void CUPTIAPI on_resource(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   }
 }
 
+/// With the flight recorder: every runtime and driver API call goes to api_calls, so stacks
+/// reports name the call a thread is inside. Returns the `api_calls` info record's text.
+std::string start_api_calls(void* lib, CUpti_SubscriberHandle subscriber) {
+  if (!api_calls::start()) {
+    return "api_calls=unavailable:no table (see stderr)";
+  }
+  std::string why;
+  if (!resolve(lib, "cuptiEnableDomain", g_api.enable_domain, why)) {
+    return "api_calls=unavailable:" + why;
+  }
+  for (auto domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
+    if (CUptiResult const r = g_api.enable_domain(1, subscriber, domain); r != CUPTI_SUCCESS) {
+      return "api_calls=unavailable:cuptiEnableDomain: " + result_text(r);
+    }
+  }
+  g_api_calls.store(true, std::memory_order_relaxed);
+  return "api_calls=on";
+}
+
 /// Subscribes to stream creation (and CUDA graph node events) when this CUPTI offers it (one
 /// subscriber per process: a program that subscribes itself keeps its subscription, and tracks keep
 /// CUPTI's ids).
-void start_stream_names(void* lib) noexcept {
+void start_stream_names(void* lib) {
   std::string why;
   if (!resolve(lib, "cuptiSubscribe", g_api.subscribe, why) ||
       !resolve(lib, "cuptiEnableCallback", g_api.enable_callback, why)) {
@@ -584,14 +628,21 @@ void start_stream_names(void* lib) noexcept {
       for (CUpti_CallbackId cbid : graph_nodes::driver_callbacks) {
         g_api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
       }
+      g_graph_calls = true;
     }
     if (std::getenv("NVTXPP_CAPTURE_RANGE") != nullptr &&
         std::strcmp(std::getenv("NVTXPP_CAPTURE_RANGE"), "cudaProfilerApi") == 0) {
+      g_profiler_calls = true;
       g_api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
                             CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
       g_api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
                             CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
     }
+    if (api_calls::wanted()) {
+      write_info(start_api_calls(lib, subscriber));
+    }
+  } else if (api_calls::wanted()) {
+    write_info("api_calls=unavailable:cuptiSubscribe failed (another CUPTI subscriber?)");
   }
 }
 
@@ -829,6 +880,7 @@ void set_gpu_window(bool open) noexcept {
 }
 
 void after_fork_in_child() noexcept {
+  api_calls::after_fork_in_child();
   if (g_state.exchange(closed, std::memory_order_acq_rel) != idle) {
     write_info("cupti=unavailable:forked child");
   }

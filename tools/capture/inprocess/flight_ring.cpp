@@ -62,8 +62,22 @@ bool open_ring() noexcept {
   }
   std::uint64_t const wanted = std::strtoull(bytes_text, nullptr, 10);
   std::uint64_t const capacity = rec::ring::fit_capacity(wanted);
+  std::size_t const size = rec::ring::region_bytes(capacity);
+  void* m = map_shared_file(".ring", size);
+  if (m == nullptr) {
+    return false;
+  }
+  g_ring = rec::ring::create(m, capacity);
+  g_map = m;
+  g_map_size = size;
+  return g_ring.valid();
+}
+
+}  // namespace
+
+void* map_shared_file(char const* suffix, std::size_t size) noexcept {
   char const* dir = std::getenv("NVTXPP_CAPTURE_DIR");
-  std::string const name = "/nvtxpp-" + std::to_string(::getpid()) + ".ring";
+  std::string const name = "/nvtxpp-" + std::to_string(::getpid()) + suffix;
   std::string const link = ((dir != nullptr && *dir != '\0') ? dir : ".") + name;
   // The launcher puts rings in memory-backed files (/dev/shm) where it can: pages written first
   // through a shared mapping of a disk file cost a block allocation each (a range under a 1 GB
@@ -74,36 +88,30 @@ bool open_ring() noexcept {
     path = ring_dir + name;
     ::unlink(link.c_str());
     if (::symlink(path.c_str(), link.c_str()) != 0) {
-      path = link;  // no link: the ring goes in the capture directory itself
+      path = link;  // no link: the file goes in the capture directory itself
     }
   }
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  std::size_t const size = rec::ring::region_bytes(capacity);
   // The file is sparse: pages cost memory (and disk) only once written, so memory grows to the
   // window and stays there.
   if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(size)) != 0) {
-    std::fprintf(stderr,
-                 "nvtxpp-capture: cannot make the flight recorder's ring %s: %s; recording to "
-                 "the capture file instead\n",
-                 path.c_str(), std::strerror(errno));
+    std::fprintf(stderr, "nvtxpp-capture: cannot make the flight recorder's %s: %s; %s\n",
+                 path.c_str(), std::strerror(errno),
+                 std::strcmp(suffix, ".ring") == 0 ? "recording to the capture file instead"
+                                                   : "it goes without what this file holds");
     if (fd >= 0) {
       ::close(fd);
     }
-    return false;
+    return nullptr;
   }
   void* m = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   ::close(fd);
   if (m == MAP_FAILED) {
     std::fprintf(stderr, "nvtxpp-capture: cannot map %s: %s\n", path.c_str(), std::strerror(errno));
-    return false;
+    return nullptr;
   }
-  g_ring = rec::ring::create(m, capacity);
-  g_map = m;
-  g_map_size = size;
-  return g_ring.valid();
+  return m;
 }
-
-}  // namespace
 
 bool start() noexcept {
   bool const ok = open_ring();

@@ -24,6 +24,11 @@ enum user_word : int {
 /// again in a forked child, with a ring of its own). @return whether events go to a ring
 bool start() noexcept;
 
+/// @brief Maps `nvtxpp-<pid><suffix>` (`size` bytes, sparse, zeroed) shared, where the ring
+/// goes: in $NVTXPP_FLIGHT_DIR with a link in the capture directory, else in the capture
+/// directory. Says why on stderr and returns nullptr when it cannot.
+[[nodiscard]] void* map_shared_file(char const* suffix, std::size_t size) noexcept;
+
 /// @brief Whether this process records into a ring.
 [[nodiscard]] bool active() noexcept;
 

@@ -2,10 +2,15 @@
 
 #include "flight_watch.hpp"
 
+#include "../../recording/call_table.hpp"
 #include "../../recording/format.hpp"
 #include "flight_window.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -302,6 +307,42 @@ bool flight_watch::hang_due(std::int64_t now_ns) {
   return true;
 }
 
+namespace {
+
+/// The CUDA API calls the threads of `pid` are inside now (its `nvtxpp-<pid>.calls` table; empty
+/// when the process keeps none).
+std::vector<rec::call_state> read_calls(std::string const& raw_dir, std::uint32_t pid) {
+  std::string const path = raw_dir + "/nvtxpp-" + std::to_string(pid) + ".calls";
+  int const fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return {};
+  }
+  struct stat st {};
+  std::vector<rec::call_state> out;
+  if (::fstat(fd, &st) == 0 && static_cast<std::size_t>(st.st_size) >= rec::call_table_bytes()) {
+    auto const size = static_cast<std::size_t>(st.st_size);
+    void* m = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+    if (m != MAP_FAILED) {
+      out = rec::read_call_table(m, size);
+      ::munmap(m, size);
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
+/// "cudaStreamSynchronize" for "cudaStreamSynchronize_v3020"; `_ptsz`/`_ptds` stay.
+std::string call_name(std::string name) {
+  auto const v = name.rfind("_v");
+  if (v != std::string::npos && v + 2 < name.size() &&
+      name.find_first_not_of("0123456789", v + 2) == std::string::npos) {
+    name.erase(v);
+  }
+  return name.empty() ? "(unnamed CUDA call)" : name;
+}
+
+}  // namespace
+
 std::string flight_watch::stacks_report(std::int64_t now_ns, bool complete) const {
   std::string out = "# nvtxpp-capture stacks";
   if (!label_.empty()) {
@@ -317,7 +358,22 @@ std::string flight_watch::stacks_report(std::int64_t now_ns, bool complete) cons
   }
   for (auto const& [pid, p] : processes_) {
     out += fmt::format("process {}: {}\n", pid, p->command);
+    // Threads with ranges seen in the ring, and threads inside a CUDA call (with or without).
+    std::map<std::uint64_t, rec::call_state> calls;
+    for (auto& c : read_calls(raw_dir_, pid)) {
+      calls[c.tid] = std::move(c);
+    }
+    std::set<std::uint64_t> tids;
     for (auto const& [tid, t] : p->threads) {
+      tids.insert(tid);
+    }
+    for (auto const& [tid, c] : calls) {
+      tids.insert(tid);
+    }
+    static process::thread const no_ranges{};
+    for (std::uint64_t tid : tids) {
+      auto const it = p->threads.find(tid);
+      process::thread const& t = it != p->threads.end() ? it->second : no_ranges;
       auto const name = p->thread_names.find(tid);
       out += fmt::format("  thread {}{}\n", tid,
                          name != p->thread_names.end() ? " \"" + name->second + "\"" : "");
@@ -332,6 +388,18 @@ std::string flight_watch::stacks_report(std::int64_t now_ns, bool complete) cons
         out += fmt::format("{:{}}{}  (open {:.3f} s)\n", "", 4 + 2 * depth, shown,
                            static_cast<double>(now_ns - r.start_ns) / 1e9);
         ++depth;
+      }
+      // The CUDA API call the thread is inside (its activity record comes only once it returns).
+      if (auto const c = calls.find(tid); c != calls.end()) {
+        for (auto const& f : c->second.frames) {
+          out += fmt::format("{:{}}in {}  (for {:.3f} s)\n", "", 4 + 2 * depth, call_name(f.name),
+                             static_cast<double>(now_ns - f.start_ns) / 1e9);
+          ++depth;
+        }
+        if (c->second.depth > c->second.frames.size()) {
+          out += fmt::format("{:{}}({} more call(s) inside)\n", "", 4 + 2 * depth,
+                             c->second.depth - c->second.frames.size());
+        }
       }
     }
   }
@@ -407,8 +475,12 @@ std::string group_stacks(std::vector<std::string> const& paths, bool& ok) {
         any = true;
       } else if (line.rfind("  thread ", 0) == 0 || line.rfind("process ", 0) == 0) {
         close_thread();
-      } else if (line.rfind("    ", 0) == 0 && line.find("(no open range)") == std::string::npos) {
-        auto const open = line.rfind("  (open ");
+      } else if (line.rfind("    ", 0) == 0 && line.find("(no open range)") == std::string::npos &&
+                 line.find(" more call(s) inside)") == std::string::npos) {
+        // A range ("NAME  (open T s)") or the CUDA call inside it ("in FUNC  (for T s)"):
+        // the time differs from rank to rank, the stack is what groups them.
+        auto open = line.rfind("  (open ");
+        open = open != std::string::npos ? open : line.rfind("  (for ");
         std::string name = line.substr(0, open);
         name.erase(0, name.find_first_not_of(' '));
         current += (current.empty() ? "" : " > ") + name;

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""The flight recorder's CUDA half without a GPU, through the test double of CUPTI
+(fake_cupti.cpp): the CUDA API call a thread is inside, in the stacks reports, and the GPU
+records CUPTI still holds, in a live dump.
+
+usage: flight_cupti_tests.py CASE --capture PATH --app PATH(capture_app) --fake-cupti PATH
+The program says how far it got through files ($APP_READY) and waits for the test's word
+($APP_STOP); the tests wait for conditions, never for time. Exit status 0 = pass.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import flight_tests as ft  # noqa: E402  (check, wait_for, child_of, ctl, load, failures)
+
+check, wait_for = ft.check, ft.wait_for
+
+
+def launch(a, tmp, mode, extra, out, env_extra=None):
+    env = dict(os.environ, NVTXPP_CUPTI_PATH=a.fake_cupti,
+               APP_READY=os.path.join(tmp, "ready"), APP_STOP=os.path.join(tmp, "stop"))
+    env.update(env_extra or {})
+    cmd = [a.capture] + extra + ["-o", out, "--", a.app, "fake_gpu", mode]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
+
+
+def stop(tmp, p):
+    open(os.path.join(tmp, "stop"), "w").close()
+    out, err = p.communicate(timeout=240)
+    print(out, err)
+    check(p.returncode == 0, f"exit 0, got {p.returncode}: {err}")
+    return out, err
+
+
+def thread_block(text, name):
+    """The lines of the report under thread `name` (up to the next thread or process)."""
+    m = re.search(r'^  thread \d+ "' + re.escape(name) + r'"\n((?:    .*\n)*)', text, re.M)
+    return m.group(1) if m else ""
+
+
+def seconds(line, kind):
+    m = re.search(r"\(" + kind + r" ([0-9.]+) s\)", line)
+    return float(m.group(1)) if m else -1.0
+
+
+def case_flight_api_call(a, tmp):
+    """A thread stuck in cudaStreamSynchronize (and the driver call under it) inside "step" >
+    "sync": the hang report and `stacks PID` name the call, nested under the ranges, with how
+    long it has waited; a thread inside a call with no range open is listed too."""
+    out = os.path.join(tmp, "t.json")
+    stacks = os.path.join(tmp, "t.stacks.txt")
+    p = launch(a, tmp, "in_call", ["--flight-recorder=1MB", "--no-summary", "--hang-timeout=1s"],
+               out)
+    wait_for(lambda: os.path.exists(os.path.join(tmp, "ready")), "the program inside its call")
+    wait_for(lambda: os.path.exists(stacks), "the hang's stacks report")
+    s = ft.ctl(a, "stacks", ft.child_of(p.pid))
+    check(s.returncode == 0, f"stacks PID: exit 0, got {s.returncode}: {s.stderr}")
+    out_text, _ = stop(tmp, p)
+    check("api callbacks enabled" in out_text, "the injection library enabled the API domains")
+    text = open(stacks).read()
+    print(text, "\n--- stacks PID ---\n", s.stdout)
+    for what, report in (("hang report", text), ("stacks PID", s.stdout)):
+        lines = [l for l in report.splitlines() if l.strip()]
+        names = [l.strip().split("  (")[0] for l in lines]
+        try:
+            i = names.index("step")
+            chain = names[i:i + 4]
+        except ValueError:
+            chain = []
+        check(chain == ["step", "sync", "in cudaStreamSynchronize", "in cuStreamSynchronize"],
+              f"{what}: the call under the ranges, outermost first, version suffix gone: {chain}")
+        by_name = {l.strip().split("  (")[0]: l for l in lines}
+        sync_open = seconds(by_name.get("sync", ""), "open")
+        call_for = seconds(by_name.get("in cudaStreamSynchronize", ""), "for")
+        check(0 < call_for <= sync_open,
+              f"{what}: the call's duration, within the range it was made in: {call_for} "
+              f"<= {sync_open}")
+        indent = [len(l) - len(l.lstrip()) for l in lines if l.strip().split("  (")[0] in
+                  ("sync", "in cudaStreamSynchronize", "in cuStreamSynchronize")]
+        check(indent == sorted(indent) and len(set(indent)) == 3,
+              f"{what}: each one level deeper: {indent}")
+        loader = thread_block(report, "loader")
+        check("(no open range)" in loader and "in cudaMemcpy  (for " in loader,
+              f"{what}: the thread in a call with no range: {loader!r}")
+
+
+def case_flight_api_call_off(a, tmp):
+    """NVTXPP_API_CALLS=off: the report has the ranges and no call (the table is not kept)."""
+    out = os.path.join(tmp, "t.json")
+    stacks = os.path.join(tmp, "t.stacks.txt")
+    p = launch(a, tmp, "in_call", ["--flight-recorder=1MB", "--no-summary", "--hang-timeout=1s"],
+               out, {"NVTXPP_API_CALLS": "off"})
+    wait_for(lambda: os.path.exists(stacks), "the hang's stacks report")
+    out_text, _ = stop(tmp, p)
+    text = open(stacks).read()
+    print(text)
+    check("api callbacks not enabled" in out_text, "no API domain enabled")
+    check("sync  (open " in text and "in cuda" not in text, f"ranges, no call: {text}")
+
+
+def case_flight_live_gpu(a, tmp):
+    """Work whose records CUPTI still holds (the fake hands them over only on a flush): a dump
+    on request has them, and the dump at exit has them once, not twice."""
+    out = os.path.join(tmp, "l.json")
+    p = launch(a, tmp, "hold", ["--flight-recorder=1MB", "--no-summary"], out)
+    wait_for(lambda: os.path.exists(os.path.join(tmp, "ready")), "the program after its work")
+    d = ft.ctl(a, "dump", ft.child_of(p.pid))
+    check(d.returncode == 0, f"dump PID: exit 0, got {d.returncode}: {d.stderr}")
+    stop(tmp, p)
+    for name in ("l.dump1.json", "l.dump2.json"):
+        path = os.path.join(tmp, name)
+        if not check(os.path.exists(path), f"{name} written: {os.listdir(tmp)}"):
+            continue
+        events = ft.load(path)["traceEvents"]
+        count = {c: len([e for e in events if e.get("cat") == c and e.get("ph") == "X"])
+                 for c in ("cuda_kernel", "cuda_memcpy", "cuda_memset")}
+        check(count == {"cuda_kernel": 3, "cuda_memcpy": 1, "cuda_memset": 1},
+              f"{name}: the 3 kernels, the copy and the memset, once each: {count}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case")
+    ap.add_argument("--capture", required=True)
+    ap.add_argument("--app", required=True)
+    ap.add_argument("--fake-cupti", required=True)
+    a = ap.parse_args()
+    fn = globals().get("case_" + a.case)
+    if fn is None:
+        print("unknown case", a.case, file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        fn(a, tmp)
+    if ft.failures:
+        print(f"{len(ft.failures)} failure(s) in {a.case}", file=sys.stderr)
+        return 1
+    print(f"{a.case}: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
