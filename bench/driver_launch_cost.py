@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""What recording driver launches costs a runtime-only program: reads the rounds of
-scripts/verify_corpus_gpu.sh (phase bench), where each round runs bench/gpu/launch_overhead
-under nvtxpp-capture `before` (NVTXPP_DRIVER_LAUNCHES=off: no driver launch records, the
-default until issue 26) and `after` (the default), in an order that turns every round. Prints,
+"""What a capture setting costs a kernel launch: reads rounds where each runs
+bench/gpu/launch_overhead under nvtxpp-capture `before` and `after`, in an order that turns
+every round. Written by scripts/verify_corpus_gpu.sh (phase bench: before is
+NVTXPP_DRIVER_LAUNCHES=off, no driver launch records; after is the default) and
+scripts/verify_flight_gpu.sh (step 6: the flight recorder with NVTXPP_API_CALLS=off, no call
+table; after is the default). Prints,
 per measure, the median of each and the ratio after / before, both of the medians and as the
 median of the per-round ratios (the machine drifts between rounds; a round's two runs are
 neighbours in time).

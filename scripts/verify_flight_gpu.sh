@@ -9,13 +9,19 @@
 #     in nsys stats, with GPU work in it (kernels > 0), fewer ranges than the run made;
 #  4. a trigger on a GPU program: stream_workers with --trigger='scale_add@stream_workers>1us' --trigger-max=1
 #     writes one dump during the run (GPU records reach the ring as CUPTI hands over its buffers:
-#     the count of kernels in it is printed, not checked).
+#     the count of kernels in it is printed, not checked);
+#  5. the CUDA half (ctest capture_gpu.flight, tests/capture/gpu/check_flight_gpu.py): a dump on
+#     request holds the kernels that completed before it; the hang report and `stacks PID` name
+#     cudaStreamSynchronize under the ranges of a thread waiting for a kernel;
+#  6. what tracking the CUDA call each thread is in costs a launch: bench/gpu/launch_overhead
+#     under --flight-recorder=256MB with NVTXPP_API_CALLS=off (before) and on (after, the
+#     default), alternating rounds (bench/driver_launch_cost.py reads them).
 #
 #   scripts/verify_flight_gpu.sh            (writes under $OUT, default out/flight-gpu)
 #
 # Environment: NSYS (default .gpu-tools/nsys when present, else nsys), OUT, BUILD_DIR.
 # $OUT receives log.txt, results.md, normal.sqlite, flight.dump1.sqlite, small.dump1.sqlite,
-# stats.txt (at most 8 files).
+# stats.txt, launch-calls.txt, launch-calls-cost.txt.
 # Exit status: 0 when every check passed, 1 otherwise.
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -31,7 +37,9 @@ check configure cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
   -DNVTXPP_BUILD_EXAMPLES=ON -DNVTXPP_BUILD_BENCHMARKS=OFF -DNVTXPP_CAPTURE_REQUIRE_SQLITE=ON \
   "${sqlite_args[@]}" >"$work/configure.log" 2>&1 || { tail -n 40 "$work/configure.log"; exit 1; }
 check build cmake --build "$build" -j "$(nproc)" --target nvtxpp-capture nvtxpp_inject reduce_v3 \
-  stream_workers >"$work/build.log" 2>&1 || { tail -n 40 "$work/build.log"; exit 1; }
+  stream_workers nvtxpp_capture_flight_gpu_app >"$work/build.log" 2>&1 || {
+  tail -n 40 "$work/build.log"; exit 1; }
+nvcc -O2 -std=c++17 -arch=sm_90 "$root/bench/gpu/launch_overhead.cu" -o "$build/launch_overhead"
 capture="$build/tools/capture/nvtxpp-capture"
 exe() { find "$build/examples" -type f -name "$1" -perm -u+x | head -n 1; }
 v3=$(exe reduce_v3)
@@ -93,12 +101,31 @@ else
   echo "- stream_workers: the trigger did not fire (see the log)" >>"$results"
 fi
 
-step "summary"
+step "5. the CUDA half: a live dump's kernels, the call a hung thread waits in"
+if check flight_gpu ctest --test-dir "$build" --output-on-failure -R '^capture_gpu\.flight$'; then
+  echo "- capture_gpu.flight passed: a dump on request held the 50 completed kernels; the hang" \
+    "report and stacks PID named cudaStreamSynchronize under the waiting thread's ranges" >>"$results"
+fi
+
+step "6. tracking the call each thread is in: launch cost, NVTXPP_API_CALLS=off (before) and on"
+rounds="${ROUNDS:-10}"
+{
+  for ((round = 1; round <= rounds; ++round)); do
+    echo "round $round"
+    for which in $([ $((round % 2)) = 0 ] && echo "after before" || echo "before after"); do
+      echo "nvtxpp-capture $which:"
+      if [ "$which" = before ]; then
+        NVTXPP_API_CALLS=off "$capture" --flight-recorder=256MB --dump-on-exit=no --no-summary \
+          -o "$work/b.json" -- "$build/launch_overhead" 100000
+      else
+        "$capture" --flight-recorder=256MB --dump-on-exit=no --no-summary -o "$work/a.json" -- \
+          "$build/launch_overhead" 100000
+      fi 2>&1 | grep -E "^(launches|short_queue|process)"
+    done
+  done
+} 2>&1 | tee "$out/launch-calls.txt"
+python3 "$root/bench/driver_launch_cost.py" "$out/launch-calls.txt" | tee "$out/launch-calls-cost.txt"
+
 cat "$results"
 rm -rf "$work"
-if [ ${#failed[@]} -eq 0 ]; then
-  echo "all checks passed"
-  exit 0
-fi
-printf 'FAILED: %s\n' "${failed[@]}"
-exit 1
+finish
