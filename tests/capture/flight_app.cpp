@@ -105,8 +105,9 @@ int crash() {
 }
 
 /// N steps of about `base_us` with noise (+-20 %); the instances listed in `slow` (commas) take
-/// `slow_factor` times as long.
-int slow(int n, char const* slow_list, int base_us, double slow_factor) {
+/// `slow_factor` times as long. `started`: each step is a start/end range the main thread starts
+/// and a worker thread ends (after the step's work), else a push/pop range.
+int slow(int n, char const* slow_list, int base_us, double slow_factor, bool started) {
   std::vector<int> slow_at;
   for (char const* p = slow_list; *p != '\0';) {
     slow_at.push_back(std::atoi(p));
@@ -127,10 +128,32 @@ int slow(int n, char const* slow_list, int base_us, double slow_factor) {
     a.message.ascii = "step";
     a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
     a.payload.ullValue = static_cast<std::uint64_t>(i);
-    nvtxRangePushEx(&a);
-    busy_ns(static_cast<std::int64_t>(base_us * 1000 * f));
-    nvtxRangePop();
+    auto const ns = static_cast<std::int64_t>(base_us * 1000 * f);
+    if (!started) {
+      nvtxRangePushEx(&a);
+      busy_ns(ns);
+      nvtxRangePop();
+      continue;
+    }
+    nvtxRangeId_t const id = nvtxRangeStartEx(&a);
+    std::thread ender{[id, ns] {
+      busy_ns(ns);
+      nvtxRangeEnd(id);
+    }};
+    ender.join();
   }
+  return 0;
+}
+
+/// A start/end range "epoch" open (no push/pop range) until STOP exists; READY once it is open.
+int started_hang(char const* ready, char const* stop) {
+  nvtxRangeId_t const id = nvtxRangeStartA("epoch");
+  touch(ready);
+  while (!exists(stop)) {
+    timespec const t{0, 5'000'000};
+    ::nanosleep(&t, nullptr);
+  }
+  nvtxRangeEnd(id);
   return 0;
 }
 
@@ -205,7 +228,10 @@ int main(int argc, char** argv) {
   }
   if (which == "slow") {
     return slow(std::atoi(arg(2, "500")), arg(3, ""), std::atoi(arg(4, "300")),
-                std::atof(arg(5, "5")));
+                std::atof(arg(5, "5")), std::strcmp(arg(6, ""), "started") == 0);
+  }
+  if (which == "started_hang") {
+    return started_hang(arg(2, "ready"), arg(3, "stop"));
   }
   if (which == "deadlock") {
     return deadlock();
@@ -213,6 +239,8 @@ int main(int argc, char** argv) {
   if (which == "rank_stuck") {
     return rank_stuck(arg(2, "stop"), std::atoi(arg(3, "3")));
   }
-  std::fprintf(stderr, "usage: flight_app steps|spin|threads|crash|slow|deadlock|rank_stuck ...\n");
+  std::fprintf(
+      stderr,
+      "usage: flight_app steps|spin|threads|crash|slow|started_hang|deadlock|rank_stuck ...\n");
   return 64;
 }

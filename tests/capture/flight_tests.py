@@ -9,6 +9,7 @@ failure), never for a time.
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -208,6 +209,48 @@ def case_flight_trigger(a, tmp):
     check(os.path.exists(os.path.join(tmp, "t.dump2.json")), "and the dump at exit")
     check("never@nowhere>2x" in p.stderr and "never ended" in p.stderr,
           f"a trigger on a range that never occurs is said at the end: {p.stderr}")
+
+
+def case_flight_trigger_started(a, tmp):
+    """Start/end ranges (started on one thread, ended on another) are measured as push/pop
+    ranges are: 'step>20x' fires once, on the slow one."""
+    out = os.path.join(tmp, "s.json")
+    p = run(a, ["slow", "400", "250", "2000", "50", "started"],
+            ["--flight-recorder=4MB", "--no-summary", "--trigger=step>20x"], out)
+    check(p.returncode == 0, p.stderr)
+    fired = [l for l in p.stderr.splitlines() if "(trigger " in l]
+    check(len(fired) == 1 and '"step"' in fired[0], f"one trigger dump: {fired}")
+    t = load(os.path.join(tmp, "s.dump1.json"))
+    # Start/end ranges are async events in JSON: a "b" (with the payload) and an "e" by id.
+    ev = [e for e in t["traceEvents"] if e.get("name") == "step"]
+    ends = {e["id"]: e["ts"] for e in ev if e["ph"] == "e"}
+    slow = [ends[e["id"]] - e["ts"] for e in ev
+            if e["ph"] == "b" and e["args"].get("payload") == 250 and e["id"] in ends]
+    check(len(slow) == 1 and slow[0] > 80000, f"the slow instance is in dump 1 (us): {slow}")
+
+
+def case_flight_hang_started(a, tmp):
+    """A program inside a start/end range only: the hang report lists it apart from the threads'
+    stacks, with how long it has been open and the thread that started it."""
+    out = os.path.join(tmp, "h.json")
+    stacks = os.path.join(tmp, "h.stacks.txt")
+    ready, stop = os.path.join(tmp, "ready"), os.path.join(tmp, "stop")
+    p = start(a, ["started_hang", ready, stop], ["--flight-recorder=1MB", "--no-summary",
+                                                  "--hang-timeout=500ms"], out)
+    prog = child_of(p.pid)
+    wait_for(lambda: os.path.exists(stacks), "the stacks report")
+    open(stop, "w").close()
+    p.communicate(timeout=240)
+    text = open(stacks).read()
+    print(text)
+    check(re.search(r"^  start/end ranges\n    epoch  \(open [0-9.]+ s, started by thread "
+                    + str(prog) + r"\)$", text, re.M) is not None,
+          f"the start/end range, apart, with its thread: {text}")
+    lone = os.path.join(tmp, "h.rank0.stacks.txt")
+    with open(lone, "w") as f:
+        f.write(text.replace("# nvtxpp-capture stacks", "# nvtxpp-capture stacks: rank 0", 1))
+    g = subprocess.run([a.capture, "stacks", lone], stdout=subprocess.PIPE, text=True)
+    check("rank 0: epoch (start/end)" in g.stdout, f"stacks FILE groups by it: {g.stdout}")
 
 
 def case_flight_cooldown(a, tmp):

@@ -66,7 +66,19 @@ struct flight_watch::process {
     std::vector<open_range> stack;
   };
   std::map<std::uint64_t, thread> threads;
+  /// Start/end ranges open now, by range id (they may end on another thread).
+  struct started_range {
+    open_range range;
+    std::uint64_t tid = 0;  ///< the thread that started it
+  };
+  std::map<std::uint64_t, started_range> started;
+  /// Ends read before their start (each thread's events reach the ring in its own blocks, so an
+  /// end on a short-lived thread can come first): id -> (time, thread). Bounded: the oldest go.
+  std::map<std::uint64_t, std::pair<std::int64_t, std::uint64_t>> early_ends;
 };
+
+/// Ends kept waiting for their start (ends of ranges started before the window never match).
+constexpr std::size_t max_early_ends = 4096;
 
 flight_watch::flight_watch(std::string raw_dir, std::vector<watch_trigger> triggers,
                            std::int64_t hang_ns)
@@ -221,8 +233,25 @@ void flight_watch::read_process(process& p) {
   }
 }
 
+namespace {
+
+std::string event_name(rec::raw_event const& e,
+                       std::map<std::uint32_t, std::string> const& strings) {
+  if (e.message == rec::message_kind::inline_text) {
+    return std::string{e.text};
+  }
+  if (e.message == rec::message_kind::string_id) {
+    auto const it = strings.find(e.string_id);
+    return it != strings.end() ? it->second : "string " + std::to_string(e.string_id);
+  }
+  return {};
+}
+
+}  // namespace
+
 void flight_watch::on_event(process& p, std::uint64_t tid, rec::raw_event const& e) {
-  if (e.type != event_type::push && e.type != event_type::pop) {
+  if (e.type != event_type::push && e.type != event_type::pop && e.type != event_type::start &&
+      e.type != event_type::end) {
     return;
   }
   std::int64_t const ns = p.clock.to_ns(e.ticks);
@@ -230,56 +259,76 @@ void flight_watch::on_event(process& p, std::uint64_t tid, rec::raw_event const&
     last_activity_ns_ = ns;
     hang_reported_ = false;
   }
+  if (e.type == event_type::start) {
+    std::string name = event_name(e, p.strings);
+    if (auto const early = p.early_ends.find(e.id); early != p.early_ends.end()) {
+      range_ended(p, early->second.second, name, e.domain, early->second.first - ns);
+      p.early_ends.erase(early);
+      return;
+    }
+    p.started[e.id] = {{std::move(name), e.domain, ns}, tid};
+    return;
+  }
+  if (e.type == event_type::end) {
+    // An end closes the range its id names, whichever thread ends it.
+    if (auto const it = p.started.find(e.id); it != p.started.end()) {
+      range_ended(p, tid, it->second.range.name, it->second.range.domain,
+                  ns - it->second.range.start_ns);
+      p.started.erase(it);
+    } else {
+      p.early_ends[e.id] = {ns, tid};
+      if (p.early_ends.size() > max_early_ends) {
+        p.early_ends.erase(p.early_ends.begin());  // ids grow: the smallest is the oldest
+      }
+    }
+    return;
+  }
   auto& stack = p.threads[tid].stack;
   if (e.type == event_type::push) {
-    std::string name;
-    if (e.message == rec::message_kind::inline_text) {
-      name = std::string{e.text};
-    } else if (e.message == rec::message_kind::string_id) {
-      auto const it = p.strings.find(e.string_id);
-      name = it != p.strings.end() ? it->second : "string " + std::to_string(e.string_id);
-    }
-    stack.push_back({std::move(name), e.domain, ns});
+    stack.push_back({event_name(e, p.strings), e.domain, ns});
     return;
   }
   // A pop ends the innermost open range of its domain.
   for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
-    if (it->domain != e.domain) {
+    if (it->domain == e.domain) {
+      range_ended(p, tid, it->name, it->domain, ns - it->start_ns);
+      stack.erase(std::next(it).base());
+      return;
+    }
+  }
+}
+
+void flight_watch::range_ended(process& p, std::uint64_t tid, std::string const& name,
+                               std::uint32_t domain, std::int64_t dur) {
+  auto const d = p.domains.find(domain);
+  std::string const domain_name = d != p.domains.end() ? d->second : "";
+  for (auto& t : triggers_) {
+    if (t.spec.range != name ||
+        !(t.spec.domain == "*" ||
+          (t.spec.domain.empty() ? domain == 0 : domain_name == t.spec.domain))) {
       continue;
     }
-    std::int64_t const dur = ns - it->start_ns;
-    std::string const& domain_name = p.domains.count(e.domain) ? p.domains[e.domain] : "";
-    for (auto& t : triggers_) {
-      if (t.spec.range != it->name ||
-          !(t.spec.domain == "*" ||
-            (t.spec.domain.empty() ? e.domain == 0 : domain_name == t.spec.domain))) {
-        continue;
-      }
-      ++t.seen;
-      std::string why;
-      if (t.spec.bound_ns > 0 && dur > t.spec.bound_ns) {
-        why = fmt::format("took {:.3f} ms, more than {:.3f} ms", static_cast<double>(dur) / 1e6,
-                          static_cast<double>(t.spec.bound_ns) / 1e6);
-      } else if (t.spec.factor > 0 && t.median.size() >= min_median_instances &&
-                 static_cast<double>(dur) >
-                     t.spec.factor * static_cast<double>(t.median.median())) {
-        why = fmt::format(
-            "took {:.3f} ms, {:.1f}x the median {:.3f} ms of its {} earlier "
-            "instance(s)",
-            static_cast<double>(dur) / 1e6,
-            static_cast<double>(dur) /
-                static_cast<double>(std::max<std::int64_t>(1, t.median.median())),
-            static_cast<double>(t.median.median()) / 1e6, t.median.size());
-      }
-      t.median.add(dur);
-      if (!why.empty()) {
-        ++t.fired;
-        fired_.push_back(fmt::format("'{}': \"{}\" (pid {} thread {}) {}", t.spec.text, it->name,
-                                     p.pid, tid, why));
-      }
+    ++t.seen;
+    std::string why;
+    if (t.spec.bound_ns > 0 && dur > t.spec.bound_ns) {
+      why = fmt::format("took {:.3f} ms, more than {:.3f} ms", static_cast<double>(dur) / 1e6,
+                        static_cast<double>(t.spec.bound_ns) / 1e6);
+    } else if (t.spec.factor > 0 && t.median.size() >= min_median_instances &&
+               static_cast<double>(dur) > t.spec.factor * static_cast<double>(t.median.median())) {
+      why = fmt::format(
+          "took {:.3f} ms, {:.1f}x the median {:.3f} ms of its {} earlier "
+          "instance(s)",
+          static_cast<double>(dur) / 1e6,
+          static_cast<double>(dur) /
+              static_cast<double>(std::max<std::int64_t>(1, t.median.median())),
+          static_cast<double>(t.median.median()) / 1e6, t.median.size());
     }
-    stack.erase(std::next(it).base());
-    return;
+    t.median.add(dur);
+    if (!why.empty()) {
+      ++t.fired;
+      fired_.push_back(
+          fmt::format("'{}': \"{}\" (pid {} thread {}) {}", t.spec.text, name, p.pid, tid, why));
+    }
   }
 }
 
@@ -296,6 +345,7 @@ bool flight_watch::hang_due(std::int64_t now_ns) {
   }
   bool open = false;
   for (auto const& [pid, p] : processes_) {
+    open = open || !p->started.empty();
     for (auto const& [tid, t] : p->threads) {
       open = open || !t.stack.empty();
     }
@@ -402,6 +452,24 @@ std::string flight_watch::stacks_report(std::int64_t now_ns, bool complete) cons
         }
       }
     }
+    if (!p->started.empty()) {
+      // Start/end ranges belong to no thread's stack: listed apart, oldest first.
+      std::vector<process::started_range const*> order;
+      for (auto const& [id, r] : p->started) {
+        order.push_back(&r);
+      }
+      std::sort(order.begin(), order.end(),
+                [](auto const* a, auto const* b) { return a->range.start_ns < b->range.start_ns; });
+      out += "  start/end ranges\n";
+      for (auto const* r : order) {
+        auto const d = p->domains.find(r->range.domain);
+        std::string const shown = d != p->domains.end() && r->range.domain != 0
+                                      ? d->second + ":" + r->range.name
+                                      : r->range.name;
+        out += fmt::format("    {}  (open {:.3f} s, started by thread {})\n", shown,
+                           static_cast<double>(now_ns - r->range.start_ns) / 1e9, r->tid);
+      }
+    }
   }
   return out;
 }
@@ -461,6 +529,7 @@ std::string group_stacks(std::vector<std::string> const& paths, bool& ok) {
     std::set<std::string> stacks;
     std::string current;
     bool any = false;
+    bool started = false;
     auto close_thread = [&] {
       if (!current.empty()) {
         stacks.insert(current);
@@ -473,8 +542,16 @@ std::string group_stacks(std::vector<std::string> const& paths, bool& ok) {
         any = true;
       } else if (line.rfind("# nvtxpp-capture stacks", 0) == 0) {
         any = true;
+      } else if (line.rfind("  start/end ranges", 0) == 0) {
+        close_thread();
+        started = true;  // each line below is a range of its own, not a stack
       } else if (line.rfind("  thread ", 0) == 0 || line.rfind("process ", 0) == 0) {
         close_thread();
+        started = false;
+      } else if (started && line.rfind("    ", 0) == 0) {
+        std::string name = line.substr(0, line.rfind("  (open "));
+        name.erase(0, name.find_first_not_of(' '));
+        stacks.insert(name + " (start/end)");
       } else if (line.rfind("    ", 0) == 0 && line.find("(no open range)") == std::string::npos &&
                  line.find(" more call(s) inside)") == std::string::npos) {
         // A range ("NAME  (open T s)") or the CUDA call inside it ("in FUNC  (for T s)"):

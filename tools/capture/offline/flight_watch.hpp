@@ -90,6 +90,9 @@ class flight_watch {
     std::uint64_t fired = 0;
   };
   void on_event(process& p, std::uint64_t tid, recording::raw_event const& e);
+  /// Measures a range that ended (push/pop or start/end) against the triggers.
+  void range_ended(process& p, std::uint64_t tid, std::string const& name, std::uint32_t domain,
+                   std::int64_t dur);
   void read_process(process& p);
 
   std::string raw_dir_;
