@@ -696,9 +696,18 @@ using region = region_in<global_domain>;
 using region_batch = region_batch_in<global_domain>;
 
 /// @brief Shared part of the access scopes (nvtxpp/memory.hpp, nvtxpp/memory_cuda.hpp): the
-/// region they restrict and whether it was restricted. Not for direct use.
+/// region they restrict, whether it was restricted, and their lifetime (neither copyable,
+/// movable nor on the heap). Not for direct use.
 template <typename D>
 class access_scope_base {
+ public:
+  access_scope_base(access_scope_base const&) = delete;
+  access_scope_base& operator=(access_scope_base const&) = delete;
+  access_scope_base(access_scope_base&&) = delete;
+  access_scope_base& operator=(access_scope_base&&) = delete;
+  static void* operator new(std::size_t) = delete;
+  static void* operator new[](std::size_t) = delete;
+
  protected:
   explicit access_scope_base(region_in<D> const& r) noexcept : ptr_{r.ptr_} {
     if (r.registered()) {
@@ -750,13 +759,6 @@ class access_scope_in : access_scope_base<D> {
     }
 #endif
   }
-
-  access_scope_in(access_scope_in const&) = delete;
-  access_scope_in& operator=(access_scope_in const&) = delete;
-  access_scope_in(access_scope_in&&) = delete;
-  access_scope_in& operator=(access_scope_in&&) = delete;
-  static void* operator new(std::size_t) = delete;
-  static void* operator new[](std::size_t) = delete;
 };
 
 template <typename D>

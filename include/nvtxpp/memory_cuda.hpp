@@ -94,13 +94,6 @@ class cuda_access_scope_in : access_scope_base<D> {
 #endif
   }
 
-  cuda_access_scope_in(cuda_access_scope_in const&) = delete;
-  cuda_access_scope_in& operator=(cuda_access_scope_in const&) = delete;
-  cuda_access_scope_in(cuda_access_scope_in&&) = delete;
-  cuda_access_scope_in& operator=(cuda_access_scope_in&&) = delete;
-  static void* operator new(std::size_t) = delete;
-  static void* operator new[](std::size_t) = delete;
-
  private:
 #if NVTXPP_ENABLED
   nvtxMemPermissionsHandle_t perms_ = nullptr;
@@ -160,13 +153,6 @@ class stream_access_scope_in : access_scope_base<D> {
     nvtxMemPermissionsDestroy(domain, perms_);
 #endif
   }
-
-  stream_access_scope_in(stream_access_scope_in const&) = delete;
-  stream_access_scope_in& operator=(stream_access_scope_in const&) = delete;
-  stream_access_scope_in(stream_access_scope_in&&) = delete;
-  stream_access_scope_in& operator=(stream_access_scope_in&&) = delete;
-  static void* operator new(std::size_t) = delete;
-  static void* operator new[](std::size_t) = delete;
 
  private:
 #if NVTXPP_ENABLED

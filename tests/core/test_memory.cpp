@@ -38,6 +38,8 @@ static_assert(!std::is_copy_constructible_v<nvtxpp::region_batch>);
 static_assert(std::is_nothrow_move_constructible_v<nvtxpp::region_batch>);
 static_assert(!std::is_copy_constructible_v<nvtxpp::access_scope>);
 static_assert(!std::is_move_constructible_v<nvtxpp::access_scope>);
+static_assert(!std::is_copy_assignable_v<nvtxpp::access_scope>);
+static_assert(!std::is_move_assignable_v<nvtxpp::access_scope>);
 static_assert(
     std::is_nothrow_constructible_v<nvtxpp::access_scope, nvtxpp::region&, nvtxpp::access>);
 static_assert(!std::is_constructible_v<nvtxpp::access_scope, nvtxpp::region&&, nvtxpp::access>);

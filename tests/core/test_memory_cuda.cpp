@@ -15,7 +15,12 @@ using nvtxpp::testing::memory_op;
 
 static_assert(!std::is_copy_constructible_v<nvtxpp::cuda_access_scope>);
 static_assert(!std::is_move_constructible_v<nvtxpp::cuda_access_scope>);
+static_assert(!std::is_copy_assignable_v<nvtxpp::cuda_access_scope>);
+static_assert(!std::is_move_assignable_v<nvtxpp::cuda_access_scope>);
+static_assert(!std::is_copy_constructible_v<nvtxpp::stream_access_scope>);
 static_assert(!std::is_move_constructible_v<nvtxpp::stream_access_scope>);
+static_assert(!std::is_copy_assignable_v<nvtxpp::stream_access_scope>);
+static_assert(!std::is_move_assignable_v<nvtxpp::stream_access_scope>);
 static_assert(std::is_nothrow_constructible_v<nvtxpp::stream_access_scope, nvtxpp::region&,
                                               nvtxpp::access, nvtxpp::strictness>);
 static_assert(

@@ -6,16 +6,12 @@
 /// variables (inprocess/capture_gate.hpp reads them).
 #pragma once
 
+#include "option_parsing.hpp"
+
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 
 namespace nvtxpp::capture::cli {
-
-/// @brief A capture option with a bad value (exit 2).
-struct option_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 /// @brief The capture window options.
 struct capture_options {
@@ -33,18 +29,9 @@ struct capture_options {
   /// @throws option_error for a bad value.
   template <class Next>
   bool parse(std::string const& arg, Next&& next) {
-    for (char const* name : names) {
-      std::string const n = name;
-      if (arg == n) {
-        set(n, next());
-        return true;
-      }
-      if (arg.rfind(n + "=", 0) == 0) {
-        set(n, arg.substr(n.size() + 1));
-        return true;
-      }
-    }
-    return false;
+    return parse_option(
+        names, arg, next,
+        [this](std::string const& name, std::string const& value) { set(name, value); });
   }
 
   /// @brief Checks the options together (e.g. --nvtx-capture needs --capture-range=nvtx).

@@ -4,7 +4,7 @@
 /// the dump files' names. Parsed before the program starts: a bad value is exit 2.
 #pragma once
 
-#include "capture_options.hpp"
+#include "option_parsing.hpp"
 
 #include <cstdint>
 #include <string>
@@ -36,18 +36,9 @@ struct flight_options {
   /// `--opt VALUE` form). @return false when it is not. @throws option_error naming the option.
   template <class Next>
   bool parse(std::string const& arg, Next&& next) {
-    for (char const* name : names) {
-      std::string const n = name;
-      if (arg == n) {
-        set(n, next());
-        return true;
-      }
-      if (arg.rfind(n + "=", 0) == 0) {
-        set(n, arg.substr(n.size() + 1));
-        return true;
-      }
-    }
-    return false;
+    return parse_option(
+        names, arg, next,
+        [this](std::string const& name, std::string const& value) { set(name, value); });
   }
 
   /// @brief Checks the options together (the others need --flight-recorder). @throws option_error

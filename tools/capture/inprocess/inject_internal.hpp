@@ -1,6 +1,6 @@
 /// @file
-/// @brief What inject.cpp lends the other parts of the injection library (the CUPTI source):
-/// internal to libnvtxpp_inject.so, not exported.
+/// @brief What inject.cpp lends the other parts of the injection library (the CUPTI source, the
+/// block writer): internal to libnvtxpp_inject.so, not exported.
 #pragma once
 
 #include <sys/uio.h>
