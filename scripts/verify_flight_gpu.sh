@@ -15,13 +15,17 @@
 #     cudaStreamSynchronize under the ranges of a thread waiting for a kernel;
 #  6. what tracking the CUDA call each thread is in costs a launch: bench/gpu/launch_overhead
 #     under --flight-recorder=256MB with NVTXPP_API_CALLS=off (before) and on (after, the
-#     default), alternating rounds (bench/driver_launch_cost.py reads them).
+#     default), alternating rounds (bench/driver_launch_cost.py reads them);
+#  7. the same on a cheap runtime call (bench/gpu/api_call_cost: cudaGetDevice, cudaStreamQuery)
+#     with no tool, the normal capture, and the flight recorder with the call table off and on
+#     (bench/api_call_cost.py reads them).
 #
 #   scripts/verify_flight_gpu.sh            (writes under $OUT, default out/flight-gpu)
 #
 # Environment: NSYS (default .gpu-tools/nsys when present, else nsys), OUT, BUILD_DIR.
 # $OUT receives log.txt, results.md, normal.sqlite, flight.dump1.sqlite, small.dump1.sqlite,
-# stats.txt, launch-calls.txt, launch-calls-cost.txt.
+# stats.txt, launch-calls.txt, launch-calls-cost.txt, api-calls.txt and api-calls-cost.txt in
+# $OUT/calls.tar.
 # Exit status: 0 when every check passed, 1 otherwise.
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -40,6 +44,7 @@ check build cmake --build "$build" -j "$(nproc)" --target nvtxpp-capture nvtxpp_
   stream_workers nvtxpp_capture_flight_gpu_app >"$work/build.log" 2>&1 || {
   tail -n 40 "$work/build.log"; exit 1; }
 nvcc -O2 -std=c++17 -arch=sm_90 "$root/bench/gpu/launch_overhead.cu" -o "$build/launch_overhead"
+nvcc -O2 -std=c++17 -arch=sm_90 "$root/bench/gpu/api_call_cost.cu" -o "$build/api_call_cost"
 capture="$build/tools/capture/nvtxpp-capture"
 exe() { find "$build/examples" -type f -name "$1" -perm -u+x | head -n 1; }
 v3=$(exe reduce_v3)
@@ -108,6 +113,11 @@ if check flight_gpu ctest --test-dir "$build" --output-on-failure -R '^capture_g
 fi
 
 step "6. tracking the call each thread is in: launch cost, NVTXPP_API_CALLS=off (before) and on"
+# Steps 6 and 7 run pinned to the same four cores each time: unpinned, runs of one configuration
+# spread over 2x on the H100 host (cores and their clocks), more than the configurations differ.
+pin=""
+if command -v taskset >/dev/null && [ "$(nproc)" -ge 8 ]; then pin="taskset -c 4-7"; fi
+echo "pinned: ${pin:-no}"
 rounds="${ROUNDS:-10}"
 {
   for ((round = 1; round <= rounds; ++round)); do
@@ -115,16 +125,37 @@ rounds="${ROUNDS:-10}"
     for which in $([ $((round % 2)) = 0 ] && echo "after before" || echo "before after"); do
       echo "nvtxpp-capture $which:"
       if [ "$which" = before ]; then
-        NVTXPP_API_CALLS=off "$capture" --flight-recorder=256MB --dump-on-exit=no --no-summary \
-          -o "$work/b.json" -- "$build/launch_overhead" 100000
+        NVTXPP_API_CALLS=off $pin "$capture" --flight-recorder=256MB --dump-on-exit=no \
+          --no-summary -o "$work/b.json" -- "$build/launch_overhead" 100000
       else
-        "$capture" --flight-recorder=256MB --dump-on-exit=no --no-summary -o "$work/a.json" -- \
-          "$build/launch_overhead" 100000
+        $pin "$capture" --flight-recorder=256MB --dump-on-exit=no --no-summary \
+          -o "$work/a.json" -- "$build/launch_overhead" 100000
       fi 2>&1 | grep -E "^(launches|short_queue|process)"
     done
   done
 } 2>&1 | tee "$out/launch-calls.txt"
 python3 "$root/bench/driver_launch_cost.py" "$out/launch-calls.txt" | tee "$out/launch-calls-cost.txt"
+
+step "7. the call table on a cheap runtime call: no tool, capture, flight without and with it"
+{
+  for ((round = 1; round <= ${ROUNDS:-10}; ++round)); do
+    echo "round $round"
+    for config in none capture flight-calls-off flight; do
+      echo "config $config:"
+      case $config in
+        none) $pin "$build/api_call_cost" 300000 ;;
+        capture) $pin "$capture" --summary-only -- "$build/api_call_cost" 300000 ;;
+        flight-calls-off) NVTXPP_API_CALLS=off $pin "$capture" --flight-recorder=256MB \
+          --dump-on-exit=no --no-summary -o "$work/c.json" -- "$build/api_call_cost" 300000 ;;
+        flight) $pin "$capture" --flight-recorder=256MB --dump-on-exit=no --no-summary \
+          -o "$work/c.json" -- "$build/api_call_cost" 300000 ;;
+      esac 2>&1 | grep -E "^get_device_ns"
+    done
+  done
+} 2>&1 | tee "$out/api-calls.txt"
+python3 "$root/bench/api_call_cost.py" "$out/api-calls.txt" | tee "$out/api-calls-cost.txt"
+(cd "$out" && tar cf calls.tar launch-calls.txt launch-calls-cost.txt api-calls.txt \
+  api-calls-cost.txt && rm -f launch-calls.txt launch-calls-cost.txt api-calls.txt api-calls-cost.txt)
 
 cat "$results"
 rm -rf "$work"

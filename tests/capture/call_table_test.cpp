@@ -47,14 +47,14 @@ TEST_CASE("a copy shows the calls a thread is inside, outermost first") {
   CHECK(got[0].depth == 3);
   REQUIRE(got[0].frames.size() == 2);
   CHECK(got[0].frames[0].name == "cudaStreamSynchronize_v3020");
-  CHECK(got[0].frames[0].start_ns == 100);
+  CHECK(got[0].frames[0].start_ticks == 100);
   CHECK(got[0].frames[1].name == "cuStreamSynchronize");
-  CHECK(got[0].frames[1].start_ns == 200);
+  CHECK(got[0].frames[1].start_ticks == 200);
   rec::call_exit(s);
   rec::call_exit(s);
   rec::call_enter(s, "cuStreamSynchronize", 250, true);  // same name: only the time written
   CHECK(t.read()[0].frames[1].name == "cuStreamSynchronize");
-  CHECK(t.read()[0].frames[1].start_ns == 250);
+  CHECK(t.read()[0].frames[1].start_ticks == 250);
   rec::call_exit(s);
   rec::call_exit(s);
   CHECK(t.read().empty());
@@ -108,11 +108,11 @@ TEST_CASE("readers never see a torn slot while owners enter and leave calls") {
         torn = true;
         continue;
       }
-      bool const even = c.frames[0].start_ns % 2 == 0;
+      bool const even = c.frames[0].start_ticks % 2 == 0;
       torn = torn ||
              c.frames[0].name != (even ? "cudaEvenOuterCall" : "cudaOddOuterCallWithALongerName");
       if (c.frames.size() == 2) {
-        torn = torn || c.frames[1].start_ns != c.frames[0].start_ns ||
+        torn = torn || c.frames[1].start_ticks != c.frames[0].start_ticks ||
                c.frames[1].name != (even ? "cuEven" : "cuOdd");
       }
     }

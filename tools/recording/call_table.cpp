@@ -32,7 +32,7 @@ bool copy_slot(call_slot const& s, call_state& out) {
           text[8 * w + b] = static_cast<char>((word >> (8 * b)) & 0xFFU);
         }
       }
-      out.frames.push_back({std::string{text}, f.start_ns.load(std::memory_order_relaxed)});
+      out.frames.push_back({std::string{text}, f.start_ticks.load(std::memory_order_relaxed)});
     }
     std::atomic_thread_fence(std::memory_order_acquire);
     if (s.seq.load(std::memory_order_relaxed) == before) {

@@ -36,7 +36,7 @@ inline constexpr std::size_t call_name_bytes = 48;
 
 /// @brief One call a thread is inside.
 struct call_frame {
-  std::atomic<std::int64_t> start_ns;                    ///< CLOCK_MONOTONIC at entry
+  std::atomic<std::int64_t> start_ticks;  ///< the recording clock (core.hpp now_ticks) at entry
   std::atomic<std::uint64_t> name[call_name_bytes / 8];  ///< the function's name, NUL-padded
 };
 
@@ -82,9 +82,9 @@ inline call_table_header* make_call_table(void* region) noexcept {
   return h;
 }
 
-/// @brief The owner entered a call (`name`, at `start_ns`). `same_name`: frame `depth` already
-/// holds this name (the owner's cache), so only the time is written.
-inline void call_enter(call_slot& s, char const* name, std::int64_t start_ns,
+/// @brief The owner entered a call (`name`, at `start_ticks`). `same_name`: frame `depth`
+/// already holds this name (the owner's cache), so only the time is written.
+inline void call_enter(call_slot& s, char const* name, std::int64_t start_ticks,
                        bool same_name) noexcept {
   std::uint32_t const seq = s.seq.load(std::memory_order_relaxed);
   std::uint32_t const d = s.depth.load(std::memory_order_relaxed);
@@ -92,7 +92,7 @@ inline void call_enter(call_slot& s, char const* name, std::int64_t start_ns,
   std::atomic_thread_fence(std::memory_order_release);
   if (d < call_frames_kept) {
     call_frame& f = s.frame[d];
-    f.start_ns.store(start_ns, std::memory_order_relaxed);
+    f.start_ticks.store(start_ticks, std::memory_order_relaxed);
     if (!same_name) {
       std::size_t n = 0;
       for (auto& word : f.name) {
@@ -130,7 +130,7 @@ struct call_state {
   std::uint32_t depth = 0;  ///< calls the thread is inside (may exceed the frames kept)
   struct frame {
     std::string name;
-    std::int64_t start_ns = 0;
+    std::int64_t start_ticks = 0;  ///< the process's recording clock: the reader maps it to ns
   };
   std::vector<frame> frames;  ///< outermost first, at most call_frames_kept
 };

@@ -1,16 +1,17 @@
 // The CUDA API call each thread is inside (api_calls.hpp): CUPTI's runtime and driver API
 // callbacks write the calling thread's slot of a shared table (recording/call_table.hpp).
-// Per call: two clock reads' worth of work and a few relaxed stores; the name is written only
-// when the thread calls another function than it did last time at that depth.
+// Per call: one tick read, a thread-local load and a few relaxed stores; the name is written
+// only when the thread calls another function than it did last time at that depth.
 
 #include "api_calls.hpp"
 
 #include "../../recording/call_table.hpp"
+#include "../../recording/core.hpp"
 #include "flight_ring.hpp"
 
 #include <cupti.h>
+#include <pthread.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -25,28 +26,30 @@ namespace rec = nvtxpp::recording;
 
 std::atomic<rec::call_table_header*> g_table{nullptr};
 
-std::int64_t monotonic_ns() noexcept {
-  timespec ts{};
-  ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+/// The calling thread's slot, claimed on its first call. Trivial, so that reaching it is one
+/// thread-pointer-relative load (initial-exec: no __tls_get_addr, no init guard, on every
+/// callback); the slot is freed by a thread-specific key's destructor when the thread ends.
+struct slot_owner {
+  rec::call_slot* slot;
+  bool tried;  ///< a full table is tried once per thread, and counted once
+  std::uint64_t names[rec::call_frames_kept];  ///< domain << 32 | cbid written per frame
+};
+__attribute__((tls_model("initial-exec"))) thread_local slot_owner t_owner;
+
+pthread_key_t g_release_key;
+pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+
+/// The thread ends: its slot is free again (and a CUDA call from a later destructor of this
+/// thread is not tracked).
+void release_slot(void* slot) noexcept {
+  auto* s = static_cast<rec::call_slot*>(slot);
+  t_owner.slot = nullptr;
+  t_owner.tried = true;
+  s->depth.store(0, std::memory_order_relaxed);
+  s->tid.store(0, std::memory_order_release);
 }
 
-/// The calling thread's slot, claimed on its first call and freed when it ends.
-struct slot_owner {
-  rec::call_slot* slot = nullptr;
-  bool tried = false;  ///< a full table is tried once per thread, and counted once
-  std::uint64_t names[rec::call_frames_kept] = {};  ///< domain << 32 | cbid written per frame
-  slot_owner() = default;
-  slot_owner(slot_owner const&) = delete;
-  slot_owner& operator=(slot_owner const&) = delete;
-  ~slot_owner() {
-    if (slot != nullptr) {
-      slot->depth.store(0, std::memory_order_relaxed);
-      slot->tid.store(0, std::memory_order_release);
-    }
-  }
-};
-thread_local slot_owner t_owner;
+void make_key() noexcept { ::pthread_key_create(&g_release_key, &release_slot); }
 
 rec::call_slot* claim(rec::call_table_header* h) noexcept {
   auto const tid = static_cast<std::uint64_t>(::syscall(SYS_gettid));
@@ -56,6 +59,8 @@ rec::call_slot* claim(rec::call_table_header* h) noexcept {
     if (slots[i].tid.load(std::memory_order_relaxed) == 0 &&
         slots[i].tid.compare_exchange_strong(free, tid, std::memory_order_acq_rel)) {
       slots[i].depth.store(0, std::memory_order_relaxed);
+      ::pthread_once(&g_key_once, &make_key);
+      ::pthread_setspecific(g_release_key, &slots[i]);
       return &slots[i];
     }
   }
@@ -106,7 +111,7 @@ void on_callback(std::uint32_t domain, std::uint32_t cbid, void const* data) noe
       same = me.names[d] == key;
       me.names[d] = key;
     }
-    rec::call_enter(*me.slot, c->functionName, monotonic_ns(), same);
+    rec::call_enter(*me.slot, c->functionName, rec::now_ticks(), same);
   } else {
     rec::call_exit(*me.slot);
   }

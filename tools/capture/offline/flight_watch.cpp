@@ -442,8 +442,12 @@ std::string flight_watch::stacks_report(std::int64_t now_ns, bool complete) cons
       // The CUDA API call the thread is inside (its activity record comes only once it returns).
       if (auto const c = calls.find(tid); c != calls.end()) {
         for (auto const& f : c->second.frames) {
-          out += fmt::format("{:{}}in {}  (for {:.3f} s)\n", "", 4 + 2 * depth, call_name(f.name),
-                             static_cast<double>(now_ns - f.start_ns) / 1e9);
+          // Entry times are in the process's recording clock, mapped as its events are.
+          out += p->have_header
+                     ? fmt::format(
+                           "{:{}}in {}  (for {:.3f} s)\n", "", 4 + 2 * depth, call_name(f.name),
+                           static_cast<double>(now_ns - p->clock.to_ns(f.start_ticks)) / 1e9)
+                     : fmt::format("{:{}}in {}\n", "", 4 + 2 * depth, call_name(f.name));
           ++depth;
         }
         if (c->second.depth > c->second.frames.size()) {
