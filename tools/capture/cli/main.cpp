@@ -49,7 +49,7 @@ constexpr char usage[] =
     "       nvtxpp-capture --convert DIR [-o FILE] [--summary-only|--no-summary] [--csv]\n"
     "       nvtxpp-capture merge [-o OUT] [--summary-only|--no-summary] [--csv] FILE...\n"
     "       nvtxpp-capture dump PID          (a --flight-recorder run: dump its window now)\n"
-    "       nvtxpp-capture stacks PID|FILE... (open ranges of a run now; group ranks' reports)\n"
+    "       nvtxpp-capture stacks PID|FILE... (open ranges, CUDA calls now; group ranks' reports)\n"
     "\n"
     "Runs program with the nvtxpp NVTX injection library and records every NVTX call.\n"
     "When it ends, writes a Chrome Trace Event JSON file (open it in https://ui.perfetto.dev\n"
