@@ -7,7 +7,6 @@ usage: flight_cupti_tests.py CASE --capture PATH --app PATH(capture_app) --fake-
 The program says how far it got through files ($APP_READY) and waits for the test's word
 ($APP_STOP); the tests wait for conditions, never for time. Exit status 0 = pass.
 """
-import argparse
 import os
 import re
 import subprocess
@@ -123,25 +122,5 @@ def case_flight_live_gpu(a, tmp):
               f"{name}: the 3 kernels, the copy and the memset, once each: {count}")
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("case")
-    ap.add_argument("--capture", required=True)
-    ap.add_argument("--app", required=True)
-    ap.add_argument("--fake-cupti", required=True)
-    a = ap.parse_args()
-    fn = globals().get("case_" + a.case)
-    if fn is None:
-        print("unknown case", a.case, file=sys.stderr)
-        return 2
-    with tempfile.TemporaryDirectory() as tmp:
-        fn(a, tmp)
-    if ft.failures:
-        print(f"{len(ft.failures)} failure(s) in {a.case}", file=sys.stderr)
-        return 1
-    print(f"{a.case}: ok")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(ft.main(globals(), ["--fake-cupti"]))

@@ -396,14 +396,18 @@ def case_flight_stacks_files(a, tmp):
     check(g.returncode == 2, f"not a report: exit 2, got {g.returncode}")
 
 
-def main():
+def main(cases=None, options=()):
+    """Runs `case_CASE` of `cases` (a module's globals; this module's by default), with the
+    command line's --capture, --app, --mpirun and the required `options`."""
     ap = argparse.ArgumentParser()
     ap.add_argument("case")
     ap.add_argument("--capture", required=True)
     ap.add_argument("--app", required=True)
     ap.add_argument("--mpirun", default="")
+    for o in options:
+        ap.add_argument(o, required=True)
     a = ap.parse_args()
-    fn = globals().get("case_" + a.case)
+    fn = (cases if cases is not None else globals()).get("case_" + a.case)
     if fn is None:
         print("unknown case", a.case, file=sys.stderr)
         return 2

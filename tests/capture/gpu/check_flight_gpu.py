@@ -8,34 +8,18 @@ nvtxpp-capture --flight-recorder --hang-timeout.
   says the same.
 - The dump at exit holds the 51 kernels once each.
 
-usage: check_flight_gpu.py --capture PATH --app PATH    Exit status 0 = pass.
+usage: check_flight_gpu.py flight --capture PATH --app PATH    Exit status 0 = pass.
 """
-import argparse
 import json
 import os
 import re
 import subprocess
 import sys
-import tempfile
-import time
 
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import flight_tests as ft  # noqa: E402  (check, wait_for, ctl, main)
 
-
-def check(cond, what):
-    print(("ok:   " if cond else "FAIL: ") + what, file=sys.stderr if not cond else sys.stdout)
-    if not cond:
-        failures.append(what)
-    return cond
-
-
-def wait_for(cond, what, bound_s=180):
-    end = time.monotonic() + bound_s
-    while not cond():
-        if time.monotonic() > end:
-            return check(False, f"waited for {what}")
-        time.sleep(0.01)
-    return True
+check, wait_for = ft.check, ft.wait_for
 
 
 def kernels(path):
@@ -44,60 +28,52 @@ def kernels(path):
     return len([e for e in events if e.get("cat") == "cuda_kernel" and e.get("ph") == "X"])
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--capture", required=True)
-    ap.add_argument("--app", required=True)
-    a = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "f.json")
-        p = subprocess.Popen([a.capture, "--flight-recorder=64MB", "--hang-timeout=2s",
-                              "--no-summary", "-o", out, "--", a.app, tmp],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        if not wait_for(lambda: os.path.exists(os.path.join(tmp, "ready1")) or
-                        p.poll() is not None, "the warm-up's kernels"):
-            p.kill()
-        if p.poll() is not None:
-            print(p.communicate())
-            return 2 if p.returncode == 2 else 1
-        prog = int(open(f"/proc/{p.pid}/task/{p.pid}/children").read().split()[0])
-        d = subprocess.run([a.capture, "dump", str(prog)], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, timeout=240)
-        check(d.returncode == 0, f"dump PID: {d.stdout} {d.stderr}")
-        first = os.path.join(tmp, "f.dump1.json")
-        if check(os.path.exists(first), "f.dump1.json written"):
-            k = kernels(first)
-            check(k == 50, f"the live dump holds the 50 completed kernels: {k}")
-        open(os.path.join(tmp, "go"), "w").close()
-        stacks = os.path.join(tmp, "f.stacks.txt")
-        wait_for(lambda: os.path.exists(stacks), "the hang report")
-        s = subprocess.run([a.capture, "stacks", str(prog)], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True, timeout=240)
-        open(os.path.join(tmp, "release"), "w").close()
-        so, se = p.communicate(timeout=240)
-        print(so, se)
-        check(p.returncode == 0, f"exit 0: {p.returncode}")
-        for what, text in (("hang report", open(stacks).read() if os.path.exists(stacks) else ""),
-                           ("stacks PID", s.stdout)):
-            print(f"--- {what} ---\n{text}")
-            names = [l.strip().split("  (")[0] for l in text.splitlines() if l.strip()]
-            i = names.index("step") if "step" in names else -1
-            check(i >= 0 and names[i:i + 3] == ["step", "wait for GPU", "in cudaStreamSynchronize"],
-                  f"{what}: step > wait for GPU > in cudaStreamSynchronize: {names[i:i + 4]}")
-            m = re.search(r"in cudaStreamSynchronize  \(for ([0-9.]+) s\)", text)
-            check(m is not None and float(m.group(1)) > 0, f"{what}: with how long it waited")
-        dumps = sorted(f for f in os.listdir(tmp) if re.match(r"f\.dump\d+\.json$", f))
-        print("dumps:", dumps)
-        last = os.path.join(tmp, dumps[-1]) if dumps else ""
-        if check(len(dumps) == 3, f"three dumps (request, hang, exit): {dumps}"):
-            k = kernels(last)
-            check(k == 51, f"the dump at exit holds the 51 kernels once each: {k}")
-    if failures:
-        print(f"{len(failures)} check(s) failed", file=sys.stderr)
-        return 1
-    print("ok")
-    return 0
+def case_flight(a, tmp):
+    """The three checks of this file's docstring, in one run of flight_gpu."""
+    out = os.path.join(tmp, "f.json")
+    p = subprocess.Popen([a.capture, "--flight-recorder=64MB", "--hang-timeout=2s",
+                          "--no-summary", "-o", out, "--", a.app, tmp],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if not wait_for(lambda: os.path.exists(os.path.join(tmp, "ready1")) or
+                    p.poll() is not None, "the warm-up's kernels"):
+        p.kill()
+    if p.poll() is not None:
+        check(False, f"the program ended before its kernels (exit {p.returncode}; 2: no usable "
+              f"GPU): {p.communicate()}")
+        return
+    prog = int(open(f"/proc/{p.pid}/task/{p.pid}/children").read().split()[0])
+    d = subprocess.run([a.capture, "dump", str(prog)], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=240)
+    check(d.returncode == 0, f"dump PID: {d.stdout} {d.stderr}")
+    first = os.path.join(tmp, "f.dump1.json")
+    if check(os.path.exists(first), "f.dump1.json written"):
+        k = kernels(first)
+        check(k == 50, f"the live dump holds the 50 completed kernels: {k}")
+    open(os.path.join(tmp, "go"), "w").close()
+    stacks = os.path.join(tmp, "f.stacks.txt")
+    wait_for(lambda: os.path.exists(stacks), "the hang report")
+    s = subprocess.run([a.capture, "stacks", str(prog)], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=240)
+    open(os.path.join(tmp, "release"), "w").close()
+    so, se = p.communicate(timeout=240)
+    print(so, se)
+    check(p.returncode == 0, f"exit 0: {p.returncode}")
+    for what, text in (("hang report", open(stacks).read() if os.path.exists(stacks) else ""),
+                       ("stacks PID", s.stdout)):
+        print(f"--- {what} ---\n{text}")
+        names = [l.strip().split("  (")[0] for l in text.splitlines() if l.strip()]
+        i = names.index("step") if "step" in names else -1
+        check(i >= 0 and names[i:i + 3] == ["step", "wait for GPU", "in cudaStreamSynchronize"],
+              f"{what}: step > wait for GPU > in cudaStreamSynchronize: {names[i:i + 4]}")
+        m = re.search(r"in cudaStreamSynchronize  \(for ([0-9.]+) s\)", text)
+        check(m is not None and float(m.group(1)) > 0, f"{what}: with how long it waited")
+    dumps = sorted(f for f in os.listdir(tmp) if re.match(r"f\.dump\d+\.json$", f))
+    print("dumps:", dumps)
+    last = os.path.join(tmp, dumps[-1]) if dumps else ""
+    if check(len(dumps) == 3, f"three dumps (request, hang, exit): {dumps}"):
+        k = kernels(last)
+        check(k == 51, f"the dump at exit holds the 51 kernels once each: {k}")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(ft.main(globals()))
