@@ -19,22 +19,21 @@ bool copy_slot(call_slot const& s, call_state& out) {
     if ((before & 1U) != 0) {
       continue;
     }
-    out.tid = s.tid.load(std::memory_order_relaxed);
-    out.depth = s.depth.load(std::memory_order_relaxed);
+    out.tid = s.tid.load(std::memory_order_acquire);
+    out.depth = s.depth.load(std::memory_order_acquire);
     out.frames.clear();
     std::uint32_t const kept = out.depth < call_frames_kept ? out.depth : call_frames_kept;
     for (std::uint32_t d = 0; d < kept; ++d) {
       call_frame const& f = s.frame[d];
       char text[call_name_bytes + 1] = {};
       for (std::size_t w = 0; w < call_name_bytes / 8; ++w) {
-        std::uint64_t const word = f.name[w].load(std::memory_order_relaxed);
+        std::uint64_t const word = f.name[w].load(std::memory_order_acquire);
         for (std::size_t b = 0; b < 8; ++b) {
           text[8 * w + b] = static_cast<char>((word >> (8 * b)) & 0xFFU);
         }
       }
-      out.frames.push_back({std::string{text}, f.start_ticks.load(std::memory_order_relaxed)});
+      out.frames.push_back({std::string{text}, f.start_ticks.load(std::memory_order_acquire)});
     }
-    std::atomic_thread_fence(std::memory_order_acquire);
     if (s.seq.load(std::memory_order_relaxed) == before) {
       return true;
     }

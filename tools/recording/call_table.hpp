@@ -11,8 +11,10 @@
 ///   writer never waits.
 /// - **Readers never see a torn slot.** Each slot is a sequence lock: its count is odd while the
 ///   owner writes; a reader copies the slot and keeps the copy only when the count was even and
-///   unchanged. Every field is an atomic word, so a reader in another process (or a thread of
-///   this one) is well-defined.
+///   unchanged. Every field is an atomic word stored with release and loaded with acquire (no
+///   fences: ThreadSanitizer does not model them; on x86 these are plain moves), so a reader that
+///   sees a new field also sees the odd count before it, and a reader in another process (or a
+///   thread of this one) is well-defined.
 /// - **Bounded.** `call_table_slots` slots (threads beyond them are counted in `full`, not
 ///   tracked); the two outermost calls of a thread are kept (a runtime call and the driver call
 ///   it makes), deeper ones only counted.
@@ -89,10 +91,9 @@ inline void call_enter(call_slot& s, char const* name, std::int64_t start_ticks,
   std::uint32_t const seq = s.seq.load(std::memory_order_relaxed);
   std::uint32_t const d = s.depth.load(std::memory_order_relaxed);
   s.seq.store(seq + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
   if (d < call_frames_kept) {
     call_frame& f = s.frame[d];
-    f.start_ticks.store(start_ticks, std::memory_order_relaxed);
+    f.start_ticks.store(start_ticks, std::memory_order_release);
     if (!same_name) {
       std::size_t n = 0;
       for (auto& word : f.name) {
@@ -106,11 +107,11 @@ inline void call_enter(call_slot& s, char const* name, std::int64_t start_ticks,
           }
           w |= static_cast<std::uint64_t>(static_cast<unsigned char>(c)) << (8 * b);
         }
-        word.store(w, std::memory_order_relaxed);
+        word.store(w, std::memory_order_release);
       }
     }
   }
-  s.depth.store(d + 1, std::memory_order_relaxed);
+  s.depth.store(d + 1, std::memory_order_release);
   s.seq.store(seq + 2, std::memory_order_release);
 }
 
@@ -119,8 +120,7 @@ inline void call_exit(call_slot& s) noexcept {
   std::uint32_t const seq = s.seq.load(std::memory_order_relaxed);
   std::uint32_t const d = s.depth.load(std::memory_order_relaxed);
   s.seq.store(seq + 1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_release);
-  s.depth.store(d > 0 ? d - 1 : 0, std::memory_order_relaxed);
+  s.depth.store(d > 0 ? d - 1 : 0, std::memory_order_release);
   s.seq.store(seq + 2, std::memory_order_release);
 }
 
