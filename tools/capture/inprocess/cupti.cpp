@@ -30,6 +30,13 @@
 // call), the flusher cannot finish: after the wait the handler writes `info cupti_flush=timeout`
 // and goes on, so the GPU records still buffered are lost, but not silently.
 //
+// The same thread serves the flight recorder's live dumps (flush_live): a second request word,
+// a non-forced flush, recording going on. Both kinds bump one wake word the thread sleeps on.
+//
+// With the flight recorder, the subscriber also gets every runtime and driver API call
+// (api_calls.cpp: the call each thread is inside, for stacks reports); on_resource then ignores
+// the driver callbacks it was not asked for.
+//
 // fork(): the child inherits CUPTI's state but CUDA cannot be used in it (CUDA does not support
 // fork after cuInit), and the flusher thread does not exist there. The child stops using CUPTI
 // (its buffer callbacks, flushes and at-exit handler do nothing), and its own capture file says
