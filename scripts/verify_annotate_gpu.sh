@@ -82,10 +82,4 @@ audit_ms=$(time_run env LD_AUDIT="$audit" NVTXPP_ANNOTATE_CALLS='cublasSgemm*@li
   "$app" 2000)
 echo "plain: ${plain_ms} ms; under the auditor, no tool: ${audit_ms} ms (2000 calls plus setup)"
 
-step "summary"
-if [ ${#failed[@]} -eq 0 ]; then
-  echo "ALL PASSED"
-  exit 0
-fi
-printf 'FAILED: %s\n' "${failed[@]}"
-exit 1
+finish

@@ -119,10 +119,4 @@ step "NVTX recording cost on this host (bench/recording_cost.py: push+pop agains
 python3 "$here/../bench/recording_cost.py" "$build" --runs 5 --capture "$capture" 2>&1 |
   tee "$out/recording.txt"
 
-step "summary"
-if [ ${#failed[@]} -eq 0 ]; then
-  echo "ALL PASSED"
-  exit 0
-fi
-printf 'FAILED: %s\n' "${failed[@]}"
-exit 1
+finish
