@@ -3,6 +3,8 @@
 
 #include "flight_control.hpp"
 
+#include "private_files.hpp"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -21,18 +23,6 @@
 namespace nvtxpp::capture::cli {
 
 namespace {
-
-bool write_whole(std::string const& path, std::string const& text) {
-  std::string const tmp = path + ".tmp";
-  {
-    std::ofstream o{tmp, std::ios::trunc};
-    o << text;
-    if (!o) {
-      return false;
-    }
-  }
-  return ::rename(tmp.c_str(), path.c_str()) == 0;
-}
 
 std::string read_whole(std::string const& path) {
   std::ifstream in{path};
@@ -63,12 +53,15 @@ std::string exe_of(long pid) {
 }
 
 /// The launcher that records `pid` (itself a launcher, or one of its ancestors), or 0. An entry
-/// whose pid now runs another program (a launcher killed, its pid reused) does not count.
+/// whose pid now runs another program (a launcher killed, its pid reused) does not count, nor
+/// does anything in the directory that is not a regular file of this user.
 long find_launcher(std::string const& dir, long pid) {
   std::string const self = exe_of(::getpid());
   for (long p = pid, hops = 0; p > 1 && hops < 64; p = parent_of(p), ++hops) {
     std::string const entry = dir + "/" + std::to_string(p) + ".launcher";
-    if (::access(entry.c_str(), F_OK) == 0 && alive(p)) {
+    std::string text;
+    std::string why;
+    if (read_own_file(entry, &text, &why) && alive(p)) {
       if (exe_of(p) == self) {
         return p;
       }
@@ -78,19 +71,46 @@ long find_launcher(std::string const& dir, long pid) {
   return 0;
 }
 
+/// The owner of process `pid`, or -1 when there is no such process.
+long owner_of(long pid) {
+  struct stat st {};
+  if (::stat(("/proc/" + std::to_string(pid)).c_str(), &st) != 0) {
+    return -1;
+  }
+  return static_cast<long>(st.st_uid);
+}
+
 }  // namespace
 
-std::string control_dir() {
+std::string control_dir(std::string* problem) {
+  problem->clear();
+  std::string const name = "nvtxpp-capture-" + std::to_string(::getuid());
   char const* run = std::getenv("XDG_RUNTIME_DIR");
-  std::string base = run != nullptr && *run != '\0' && ::access(run, W_OK) == 0 ? run : "/tmp";
-  std::string dir = base + "/nvtxpp-capture-" + std::to_string(::getuid());
-  ::mkdir(dir.c_str(), 0700);
+  if (run != nullptr && *run != '\0') {
+    // The session's own directory (0700 by the spec): checked, never swapped for /tmp.
+    if (std::string why = private_dir_problem(run); !why.empty()) {
+      *problem = std::string{"XDG_RUNTIME_DIR ("} + run + ") cannot be trusted: " + why;
+      return {};
+    }
+    std::string dir = std::string{run} + "/" + name;
+    if (std::string why = ensure_private_dir(dir); !why.empty()) {
+      *problem = dir + " cannot be trusted: " + why;
+      return {};
+    }
+    return dir;
+  }
+  std::string dir = "/tmp/" + name;
+  if (std::string why = ensure_private_dir(dir); !why.empty()) {
+    *problem = dir + " cannot be trusted: " + why +
+               " (remove it, or set XDG_RUNTIME_DIR to a directory only you can reach)";
+    return {};
+  }
   return dir;
 }
 
-std::string register_launcher(pid_t child) {
-  std::string base = control_dir() + "/" + std::to_string(::getpid());
-  if (!write_whole(base + ".launcher", std::to_string(child) + "\n")) {
+std::string register_launcher(std::string const& dir, pid_t child) {
+  std::string base = dir + "/" + std::to_string(::getpid());
+  if (!write_new_file(base + ".launcher", std::to_string(child) + "\n")) {
     return {};
   }
   return base;
@@ -129,8 +149,14 @@ std::vector<control_request> take_requests(std::string const& base) {
       std::string const path = (dir + '/').append(name);
       control_request r;
       r.client = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
-      r.verb = read_whole(path);
+      std::string why;
+      bool const own = read_own_file(path, &r.verb, &why);
       ::unlink(path.c_str());
+      if (!own) {
+        // Only this user can write in the directory; refused all the same (root, a bind mount).
+        std::fprintf(stderr, "nvtxpp-capture: refused request %s: %s\n", path.c_str(), why.c_str());
+        continue;
+      }
       out.push_back(r);
     }
     ::closedir(d);
@@ -139,7 +165,7 @@ std::vector<control_request> take_requests(std::string const& base) {
 }
 
 void answer_request(std::string const& base, long client, std::string const& text) {
-  write_whole(base + ".ans." + std::to_string(client), text);
+  write_new_file(base + ".ans." + std::to_string(client), text);
 }
 
 int control_client(std::string const& verb, int argc, char** argv) {
@@ -153,7 +179,20 @@ int control_client(std::string const& verb, int argc, char** argv) {
     std::fprintf(stderr, "nvtxpp-capture %s: '%s' is not a process id\n", verb.c_str(), argv[0]);
     return 2;
   }
-  std::string const dir = control_dir();
+  if (long const owner = owner_of(pid); owner >= 0 && owner != static_cast<long>(::getuid())) {
+    std::fprintf(stderr,
+                 "nvtxpp-capture %s: process %ld belongs to another user (uid %ld); %s reaches "
+                 "only your own runs\n",
+                 verb.c_str(), pid, owner, verb.c_str());
+    return 2;
+  }
+  std::string problem;
+  std::string const dir = control_dir(&problem);
+  if (dir.empty()) {
+    std::fprintf(stderr, "nvtxpp-capture %s: the request directory %s\n", verb.c_str(),
+                 problem.c_str());
+    return 2;
+  }
   long const launcher = find_launcher(dir, pid);
   if (launcher == 0) {
     std::fprintf(stderr,
@@ -163,7 +202,7 @@ int control_client(std::string const& verb, int argc, char** argv) {
   }
   std::string const base = dir + "/" + std::to_string(launcher);
   std::string const answer = base + ".ans." + std::to_string(::getpid());
-  if (!write_whole(base + ".req." + std::to_string(::getpid()), verb)) {
+  if (!write_new_file(base + ".req." + std::to_string(::getpid()), verb)) {
     std::fprintf(stderr, "nvtxpp-capture %s: cannot write a request in %s: %s\n", verb.c_str(),
                  dir.c_str(), std::strerror(errno));
     return 2;
@@ -178,8 +217,15 @@ int control_client(std::string const& verb, int argc, char** argv) {
     timespec const step{0, 10'000'000};
     ::nanosleep(&step, nullptr);
   }
-  std::string const text = read_whole(answer);
+  std::string text;
+  std::string why;
+  bool const own = read_own_file(answer, &text, &why);
   ::unlink(answer.c_str());
+  if (!own) {
+    std::fprintf(stderr, "nvtxpp-capture %s: refused the answer %s: %s\n", verb.c_str(),
+                 answer.c_str(), why.c_str());
+    return 2;
+  }
   auto const nl = text.find('\n');
   std::string const status = text.substr(0, nl);
   std::string const body = nl == std::string::npos ? std::string{} : text.substr(nl + 1);

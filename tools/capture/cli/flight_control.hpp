@@ -4,6 +4,11 @@
 /// ($XDG_RUNTIME_DIR, else /tmp, then nvtxpp-capture-<uid>/): `<launcher pid>.launcher` holding
 /// its program's pid. A client drops `<launcher pid>.req.<client pid>` holding its verb; the
 /// launcher answers in `<launcher pid>.ans.<client pid>` (written whole, then renamed).
+///
+/// Nothing there is trusted that another user could have made: the directory is used only when
+/// it is a real directory of this user, mode 0700 (no fallback to anything weaker); files are
+/// made exclusively, never through a symlink (private_files.hpp), and read only when they are
+/// regular files of this user. Clients refuse processes of other users.
 #pragma once
 
 #include <sys/types.h>
@@ -13,11 +18,14 @@
 
 namespace nvtxpp::capture::cli {
 
-/// @brief The request directory (made on first use, mode 0700).
-[[nodiscard]] std::string control_dir();
+/// @brief The request directory (made on first use, mode 0700), checked.
+/// @return "" with `problem` saying which directory and what is wrong with it, when it cannot
+/// be trusted
+[[nodiscard]] std::string control_dir(std::string* problem);
 
-/// @brief Registers this launcher (of `child`). @return its entry's base path ("" on failure)
-[[nodiscard]] std::string register_launcher(pid_t child);
+/// @brief Registers this launcher (of `child`) in `dir` (control_dir()).
+/// @return its entry's base path ("" on failure)
+[[nodiscard]] std::string register_launcher(std::string const& dir, pid_t child);
 
 /// @brief Removes the entry and any request or answer left.
 void unregister_launcher(std::string const& base);

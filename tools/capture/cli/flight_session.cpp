@@ -5,6 +5,8 @@
 #include "../offline/flight_watch.hpp"
 #include "../offline/flight_window.hpp"
 #include "flight_control.hpp"
+#include "private_files.hpp"
+#include "ring_keeper.hpp"
 #include "write_outputs.hpp"
 
 #include <dirent.h>
@@ -27,19 +29,6 @@ std::int64_t now_ns() {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-void remove_dir(std::string const& dir) {
-  if (DIR* d = ::opendir(dir.c_str())) {
-    while (dirent* e = ::readdir(d)) {
-      std::string const name = e->d_name;
-      if (name != "." && name != "..") {
-        ::unlink((dir + '/').append(name).c_str());
-      }
-    }
-    ::closedir(d);
-  }
-  ::rmdir(dir.c_str());
 }
 
 /// How long a dump waits for the processes to hand over their partly filled blocks.
@@ -67,13 +56,28 @@ void flight_session::set_label(std::string const& label) { watch_->set_label(lab
 
 flight_session::~flight_session() { unregister_launcher(control_); }
 
+void flight_session::keep_rings(std::string const& ring_dir) {
+  rings_ = std::make_unique<ring_keeper>(ring_dir, raw_dir_);
+}
+
 int flight_session::wait_for(pid_t child) {
-  control_ = register_launcher(child);
+  if (!control_dir_.empty()) {
+    control_ = register_launcher(control_dir_, child);
+    if (control_.empty()) {
+      std::fprintf(stderr,
+                   "nvtxpp-capture: cannot register in %s: %s; `nvtxpp-capture dump|stacks`"
+                   " cannot reach this run\n",
+                   control_dir_.c_str(), std::strerror(errno));
+    }
+  }
   std::uint32_t triggered = 0;
   std::int64_t cooldown_until = 0;
   int status = 0;
   for (;;) {
     pid_t const r = ::waitpid(child, &status, WNOHANG);
+    if (rings_) {
+      rings_->adopt();
+    }
     if (r == child || (r < 0 && errno != EINTR)) {
       break;
     }
@@ -150,6 +154,9 @@ std::string flight_session::dump(std::string const& reason, bool live, bool with
   if (live) {
     request_flush(raw_dir_, flush_wait_ns);
   }
+  if (rings_) {
+    rings_->adopt();
+  }
   std::string tmp = raw_dir_ + "/dump-XXXXXX";
   if (::mkdtemp(tmp.data()) == nullptr) {
     failed_ = true;
@@ -176,7 +183,7 @@ std::string flight_session::dump(std::string const& reason, bool live, bool with
     std::fprintf(stderr, "nvtxpp-capture: %s\n", e.what());
     failed_ = true;
   }
-  remove_dir(tmp);
+  remove_tree(tmp);
   if (failed_) {
     return "dump " + std::to_string(next_dump_) + " (" + reason + ") could not be written to " +
            name + "; the window stays in the ring for the next dump";
@@ -194,12 +201,18 @@ bool flight_session::finish(int status) {
   if (watch_->active()) {
     watch_->poll(now_ns());  // the last triggers' ranges, for the closing notes
   }
+  if (rings_) {
+    rings_->adopt();  // a ring made just before the program ended
+  }
   if (opt_.dump_on_exit || by_signal) {
     std::string const reason =
         by_signal ? "program killed by signal " + std::to_string(WTERMSIG(status)) : "at exit";
     std::string const msg = dump(reason, false, summary_);
     std::fprintf(stderr, "nvtxpp-capture: %s\n", msg.c_str());
     ok = !failed_;
+  }
+  if (!ok && rings_) {
+    rings_->restore();  // the raw recording is kept for a later --convert: the rings with it
   }
   for (auto const& note : watch_->closing_notes()) {
     std::fprintf(stderr, "nvtxpp-capture: %s\n", note.c_str());

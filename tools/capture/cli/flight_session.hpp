@@ -14,12 +14,15 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 namespace nvtxpp::capture {
 class flight_watch;
 }  // namespace nvtxpp::capture
 
 namespace nvtxpp::capture::cli {
+
+class ring_keeper;
 
 /// @brief One launch under --flight-recorder.
 class flight_session {
@@ -46,6 +49,13 @@ class flight_session {
   /// @brief Names the launch in the stacks reports ("rank 3").
   void set_label(std::string const& label);
 
+  /// @brief Serves `dump PID` / `stacks PID` through the request directory `dir` (checked by
+  /// control_dir()); without it, the launch answers no requests.
+  void set_control_dir(std::string dir) { control_dir_ = std::move(dir); }
+
+  /// @brief Keeps the rings that the processes make in `ring_dir` nameless (ring_keeper.hpp).
+  void keep_rings(std::string const& ring_dir);
+
   /// @brief Whether the last dump failed (the window is then still in the rings).
   [[nodiscard]] bool failed() const noexcept { return failed_; }
 
@@ -62,7 +72,9 @@ class flight_session {
   std::int64_t base_ns_;
   unsigned next_dump_ = 1;
   bool failed_ = false;
+  std::string control_dir_;
   std::string control_;  ///< this launcher's entry in the request directory
+  std::unique_ptr<ring_keeper> rings_;
   std::unique_ptr<flight_watch> watch_;
 };
 

@@ -19,6 +19,7 @@
 #include "merge_main.hpp"
 #include "output_claim.hpp"
 #include "output_name.hpp"
+#include "private_files.hpp"
 #include "write_outputs.hpp"
 
 #include <nvtxpp/version.hpp>
@@ -148,19 +149,6 @@ std::string find_library() {
     }
   }
   return {};
-}
-
-void remove_tree(std::string const& dir) {
-  if (DIR* d = ::opendir(dir.c_str())) {
-    while (dirent* e = ::readdir(d)) {
-      std::string const name = e->d_name;
-      if (name != "." && name != "..") {
-        ::unlink((dir + "/" + name).c_str());
-      }
-    }
-    ::closedir(d);
-  }
-  ::rmdir(dir.c_str());
 }
 
 std::int64_t monotonic_ns() {
@@ -426,11 +414,26 @@ int main(int argc, char** argv) {
   }
   std::int64_t const base_ns = monotonic_ns();
 
+  // `dump PID` and `stacks PID` reach a flight recorder through a directory that must be this
+  // user's alone: checked before the program starts, never replaced by something weaker.
+  std::string control;
+  if (flight.enabled) {
+    std::string problem;
+    control = cli::control_dir(&problem);
+    if (control.empty()) {
+      fail(2, "the request directory " + problem);
+    }
+  }
+
+  // Working directories of killed runs (no process holds them any more) go first.
+  char const* tmpdir = std::getenv("TMPDIR");
+  std::string const tmp_parent = tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp";
+  cli::remove_abandoned(tmp_parent, "nvtxpp-capture-", 10);
+  cli::remove_abandoned("/dev/shm", "nvtxpp-flight-", 10);
+
   std::string raw_dir = keep_raw;
   if (raw_dir.empty()) {
-    char const* tmp = std::getenv("TMPDIR");
-    std::string templ =
-        std::string{tmp != nullptr && *tmp != '\0' ? tmp : "/tmp"} + "/nvtxpp-capture-XXXXXX";
+    std::string templ = tmp_parent + "/nvtxpp-capture-XXXXXX";
     if (::mkdtemp(templ.data()) == nullptr) {
       fail(2, "cannot create a temporary directory: " + std::string{std::strerror(errno)});
     }
@@ -438,14 +441,19 @@ int main(int argc, char** argv) {
   } else if (::mkdir(raw_dir.c_str(), 0755) != 0 && errno != EEXIST) {
     fail(2, "cannot create " + raw_dir + ": " + std::strerror(errno));
   }
+  // Held (shared) by this launcher and by every process of the program, so that a later launcher
+  // removes it only once all of them are gone (cli::remove_abandoned).
+  int const raw_hold = cli::hold_dir(raw_dir);
 
   // --flight-recorder: the rings in memory-backed files where there are (flight_ring.cpp says
   // why), linked from the raw directory.
   std::string ring_dir;
+  int ring_hold = -1;
   if (flight.enabled && ::access("/dev/shm", W_OK) == 0) {
     std::string templ = "/dev/shm/nvtxpp-flight-XXXXXX";
     if (::mkdtemp(templ.data()) != nullptr) {
       ring_dir = templ;
+      ring_hold = cli::hold_dir(ring_dir);
     }
   }
 
@@ -527,10 +535,10 @@ int main(int argc, char** argv) {
       while (::waitpid(g_child, nullptr, 0) < 0 && errno == EINTR) {
       }
       if (keep_raw.empty()) {
-        remove_tree(raw_dir);
+        cli::remove_tree(raw_dir);
       }
       if (!ring_dir.empty()) {
-        remove_tree(ring_dir);
+        cli::remove_tree(ring_dir);
       }
       fail(2, std::string{e.what()});
     }
@@ -546,6 +554,11 @@ int main(int argc, char** argv) {
   if (flight.enabled) {
     // Nothing is written but dumps; the claimed name only keeps other launchers off it.
     cli::flight_session session{flight, raw_dir, output, trace, summary, sopt, base_ns};
+    session.set_control_dir(control);
+    if (keep_raw.empty()) {
+      // A kept recording keeps its rings' names too (the user asked for the files).
+      session.keep_rings(ring_dir.empty() ? raw_dir : ring_dir);
+    }
     if (auto const rank = cli::detect_rank(cli::process_env())) {
       session.set_label("rank " + std::to_string(rank->rank));
     }
@@ -562,6 +575,8 @@ int main(int argc, char** argv) {
   int rc = r.fatal ? 2 : 0;
   if (r.write_failed) {
     rc = 3;
+    // Out of reach of the next launcher's clean-up of abandoned directories.
+    cli::mark_kept(raw_dir);
     // The recording is all there is now: keep it, and say how to finish the job later.
     std::fprintf(stderr,
                  "nvtxpp-capture: the raw recording is kept in %s; once there is room, run: "
@@ -570,13 +585,18 @@ int main(int argc, char** argv) {
   }
   std::fflush(nullptr);
   if (keep_raw.empty() && !r.write_failed) {
-    remove_tree(raw_dir);
+    cli::remove_tree(raw_dir);
     if (!ring_dir.empty()) {
-      remove_tree(ring_dir);
+      cli::remove_tree(ring_dir);
     }
   } else if (!ring_dir.empty()) {
+    cli::mark_kept(ring_dir);
     std::fprintf(stderr, "nvtxpp-capture: the raw recording's rings are in %s (linked from %s)\n",
                  ring_dir.c_str(), raw_dir.c_str());
+  }
+  ::close(raw_hold);
+  if (ring_hold >= 0) {
+    ::close(ring_hold);
   }
 
   if (WIFSIGNALED(status)) {

@@ -9,6 +9,7 @@
 #include "../../recording/ring.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,6 +76,17 @@ bool open_ring() noexcept {
 
 }  // namespace
 
+void hold_dir(char const* dir) noexcept {
+  if (dir == nullptr || *dir == '\0') {
+    return;
+  }
+  // Kept open for the process's life (a forked child shares it); closed by exec.
+  int const fd = ::open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0 && ::flock(fd, LOCK_SH) != 0) {
+    ::close(fd);
+  }
+}
+
 void* map_shared_file(char const* suffix, std::size_t size) noexcept {
   char const* dir = std::getenv("NVTXPP_CAPTURE_DIR");
   std::string const name = "/nvtxpp-" + std::to_string(::getpid()) + suffix;
@@ -91,7 +103,13 @@ void* map_shared_file(char const* suffix, std::size_t size) noexcept {
       path = link;  // no link: the file goes in the capture directory itself
     }
   }
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // Made exclusively (never through a link someone planted), readable by this user only: range
+  // names can be sensitive. A file of this name is a dead process's whose pid was reused.
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0 && errno == EEXIST) {
+    ::unlink(path.c_str());
+    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  }
   // The file is sparse: pages cost memory (and disk) only once written, so memory grows to the
   // window and stays there.
   if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(size)) != 0) {
@@ -114,6 +132,8 @@ void* map_shared_file(char const* suffix, std::size_t size) noexcept {
 }
 
 bool start() noexcept {
+  // The launcher removes the ring directory of a killed run only once no process holds it.
+  hold_dir(std::getenv("NVTXPP_FLIGHT_DIR"));
   bool const ok = open_ring();
   g_active.store(ok, std::memory_order_release);
   return ok;

@@ -24,6 +24,10 @@ enum user_word : int {
 /// again in a forked child, with a ring of its own). @return whether events go to a ring
 bool start() noexcept;
 
+/// @brief Holds a shared lock on directory `dir` (null or empty: none) for the life of the
+/// process, so that the launcher's clean-up of killed runs leaves it alone while in use.
+void hold_dir(char const* dir) noexcept;
+
 /// @brief Maps `nvtxpp-<pid><suffix>` (`size` bytes, sparse, zeroed) shared, where the ring
 /// goes: in $NVTXPP_FLIGHT_DIR with a link in the capture directory, else in the capture
 /// directory. Says why on stderr and returns nullptr when it cannot.

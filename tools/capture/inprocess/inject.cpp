@@ -177,7 +177,10 @@ bool open_file() noexcept {
   char const* dir = std::getenv("NVTXPP_CAPTURE_DIR");
   std::string path = (dir != nullptr && *dir != '\0') ? dir : ".";
   path += "/nvtxpp-" + std::to_string(::getpid()) + ".bin";
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  static bool const held = (flight::hold_dir(dir), true);
+  static_cast<void>(held);
+  int fd =
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) {
     std::fprintf(stderr, "nvtxpp-capture: cannot write %s: %s; this process is not captured\n",
                  path.c_str(), std::strerror(errno));
