@@ -202,6 +202,56 @@ int rank_stuck(char const* stop, int odd_rank) {
   return 0;
 }
 
+/// A rank of a job (--dump-scope=job tests): writes DIR/pid.RANK, steps of about 2 ms (a
+/// "step" range, payload its number), DIR/ready.RANK after 100 of them, and ends once STOP
+/// exists. ROLE: "run"; "slow:R:K" (rank R's step K takes 100 times as long); "stuck:NAME"
+/// (after 100 steps, inside "step" > NAME until STOP exists).
+int job(std::string const& dir, char const* stop, std::string const& role) {
+  char const* r = std::getenv("OMPI_COMM_WORLD_RANK");
+  int const rank = r != nullptr ? std::atoi(r) : 0;
+  std::string const pid_file = dir + "/pid." + std::to_string(rank);
+  if (FILE* f = std::fopen((pid_file + ".tmp").c_str(), "w")) {
+    std::fprintf(f, "%d\n", static_cast<int>(::getpid()));
+    std::fclose(f);
+    std::rename((pid_file + ".tmp").c_str(), pid_file.c_str());
+  }
+  int slow_rank = -1;
+  std::uint64_t slow_step = 0;
+  if (role.rfind("slow:", 0) == 0) {
+    slow_rank = std::atoi(role.c_str() + 5);
+    slow_step = std::strtoull(role.c_str() + role.rfind(':') + 1, nullptr, 10);
+  }
+  for (std::uint64_t i = 0;; ++i) {
+    if (i == 100) {
+      touch((dir + "/ready." + std::to_string(rank)).c_str());
+      if (role.rfind("stuck:", 0) == 0) {
+        nvtxRangePushA("step");
+        nvtxRangePushA(role.c_str() + 6);
+        while (!exists(stop)) {
+          timespec const t{0, 5'000'000};
+          ::nanosleep(&t, nullptr);
+        }
+        nvtxRangePop();
+        nvtxRangePop();
+        return 0;
+      }
+    }
+    if (i >= 100 && exists(stop)) {
+      return 0;
+    }
+    nvtxEventAttributes_t a{};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = "step";
+    a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+    a.payload.ullValue = i;
+    nvtxRangePushEx(&a);
+    busy_ns(rank == slow_rank && i == slow_step ? 200'000'000 : 2'000'000);
+    nvtxRangePop();
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -236,11 +286,14 @@ int main(int argc, char** argv) {
   if (which == "deadlock") {
     return deadlock();
   }
+  if (which == "job") {
+    return job(arg(2, "."), arg(3, "stop"), arg(4, "run"));
+  }
   if (which == "rank_stuck") {
     return rank_stuck(arg(2, "stop"), std::atoi(arg(3, "3")));
   }
   std::fprintf(
       stderr,
-      "usage: flight_app steps|spin|threads|crash|slow|started_hang|deadlock|rank_stuck ...\n");
+      "usage: flight_app steps|spin|threads|crash|slow|started_hang|deadlock|rank_stuck|job ...\n");
   return 64;
 }

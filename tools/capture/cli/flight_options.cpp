@@ -160,13 +160,19 @@ void flight_options::set(std::string const& name, std::string const& value) {
     cooldown_ns = value == "0" ? 0 : parse_duration(name, value);
   } else if (name == "--hang-timeout") {
     hang_ns = parse_duration(name, value);
+  } else if (name == "--dump-scope") {
+    if (value != "process" && value != "job") {
+      throw option_error("--dump-scope takes process or job, not '" + value + "'");
+    }
+    job_scope = value == "job";
   }
 }
 
 void flight_options::validate() const {
   if (set_any_ && !enabled) {
     throw option_error(
-        "--dump-on-exit, --trigger, --trigger-max, --trigger-cooldown and --hang-timeout need "
+        "--dump-on-exit, --dump-scope, --trigger, --trigger-max, --trigger-cooldown and "
+        "--hang-timeout need "
         "--flight-recorder=LIMIT");
   }
 }

@@ -1,6 +1,7 @@
 /// @file
 /// @brief The flight recorder's options (docs/leave-it-on.md): `--flight-recorder=LIMIT`,
-/// `--dump-on-exit`, `--trigger`, `--trigger-max`, `--trigger-cooldown`, `--hang-timeout`, and
+/// `--dump-on-exit`, `--trigger`, `--trigger-max`, `--trigger-cooldown`, `--hang-timeout`,
+/// `--dump-scope`, and
 /// the dump files' names. Parsed before the program starts: a bad value is exit 2.
 #pragma once
 
@@ -31,6 +32,7 @@ struct flight_options {
   std::uint32_t trigger_max = 10;
   std::int64_t cooldown_ns = 10'000'000'000;
   std::int64_t hang_ns = 0;  ///< 0: no hang report
+  bool job_scope = false;    ///< --dump-scope=job: a dump on any rank dumps every rank
 
   /// @brief Takes `arg` if it is one of these options (`next` gives the value of the
   /// `--opt VALUE` form). @return false when it is not. @throws option_error naming the option.
@@ -45,9 +47,9 @@ struct flight_options {
   void validate() const;
 
  private:
-  static constexpr char const* names[] = {"--flight-recorder",  "--dump-on-exit",
-                                          "--trigger",          "--trigger-max",
-                                          "--trigger-cooldown", "--hang-timeout"};
+  static constexpr char const* names[] = {
+      "--flight-recorder",  "--dump-on-exit", "--trigger",   "--trigger-max",
+      "--trigger-cooldown", "--hang-timeout", "--dump-scope"};
   void set(std::string const& name, std::string const& value);
   bool set_any_ = false;
 };

@@ -5,6 +5,8 @@
 #include "../offline/flight_watch.hpp"
 #include "../offline/flight_window.hpp"
 #include "flight_control.hpp"
+#include "job_channel.hpp"
+#include "output_name.hpp"
 #include "private_files.hpp"
 #include "ring_keeper.hpp"
 #include "write_outputs.hpp"
@@ -52,7 +54,89 @@ flight_session::flight_session(flight_options opt, std::string raw_dir, std::str
   watch_ = std::make_unique<flight_watch>(raw_dir_, std::move(triggers), opt_.hang_ns);
 }
 
-void flight_session::set_label(std::string const& label) { watch_->set_label(label); }
+void flight_session::set_label(std::string const& label) {
+  label_ = label;
+  watch_->set_label(label);
+}
+
+void flight_session::join_job(std::string const& output) {
+  auto const job = detect_job(process_env());
+  if (!job) {
+    std::fprintf(stderr,
+                 "nvtxpp-capture: --dump-scope=job: no multi-rank job in the environment (a rank "
+                 "and one of NVTXPP_JOB_ID, PMIX_NAMESPACE, OMPI_MCA_ess_base_jobid, "
+                 "SLURM_JOB_ID); this process dumps alone\n");
+    return;
+  }
+  job_ = std::make_unique<job_channel>();
+  if (std::string const why = job_->join(output, *job); !why.empty()) {
+    std::fprintf(stderr, "nvtxpp-capture: rank %ld: --dump-scope=job: %s; this rank dumps alone\n",
+                 job->rank, why.c_str());
+    job_.reset();
+  }
+}
+
+void flight_session::write_stacks() {
+  std::string const report = stacks_text(true);
+  std::string const name = stacks_name(output_);
+  if (FILE* f = std::fopen(name.c_str(), "w")) {
+    std::fputs(report.c_str(), f);
+    std::fclose(f);
+    std::fprintf(stderr, "nvtxpp-capture: %sstacks in %s\n",
+                 label_.empty() ? "" : (label_ + ": ").c_str(), name.c_str());
+  } else {
+    std::fprintf(stderr, "nvtxpp-capture: cannot write %s: %s\n", name.c_str(),
+                 std::strerror(errno));
+  }
+}
+
+void flight_session::dump_now(std::string const& cause, bool live, bool with_stacks) {
+  unsigned number = 0;
+  std::int64_t cut = 0;
+  std::string reason = cause;
+  if (job_) {
+    std::int64_t const at = realtime_ns();
+    number = job_->announce(label_ + ": " + cause + (with_stacks ? " [stacks]" : ""), at);
+    if (number == 0) {
+      std::fprintf(stderr,
+                   "nvtxpp-capture: %s: cannot announce a job dump in %s: %s; this rank "
+                   "dumps alone\n",
+                   label_.c_str(), job_->dir().c_str(), std::strerror(errno));
+    } else {
+      cut = realtime_to_monotonic(at);
+      reason = "job dump started by " + label_ + ": " + cause;
+    }
+  }
+  if (with_stacks) {
+    write_stacks();
+  }
+  std::fprintf(stderr, "nvtxpp-capture: %s%s\n", label_.empty() ? "" : (label_ + ": ").c_str(),
+               dump(reason, live, false, number, cut).c_str());
+}
+
+void flight_session::serve_job() {
+  if (!job_) {
+    return;
+  }
+  for (auto const& d : job_->take_new()) {
+    // How long the announcement took to reach this rank (the job's clocks agreeing): said, so a
+    // user sees what "the same moment" meant.
+    double const late_ms = static_cast<double>(realtime_ns() - d.cut_realtime_ns) / 1e6;
+    std::string cause = d.cause;
+    bool const stacks = cause.size() > 9 && cause.compare(cause.size() - 9, 9, " [stacks]") == 0;
+    if (stacks) {
+      cause.resize(cause.size() - 9);
+      watch_->mark_hang_reported();  // the job's hang: reported once, by every rank
+      write_stacks();
+    }
+    std::fprintf(stderr, "nvtxpp-capture: %s: %s (seen %.0f ms after the announcement)\n",
+                 label_.c_str(),
+                 dump("job dump started by " + cause, true, false, d.number,
+                      realtime_to_monotonic(d.cut_realtime_ns))
+                     .c_str(),
+                 late_ms);
+  }
+}
 
 flight_session::~flight_session() { unregister_launcher(control_); }
 
@@ -93,26 +177,16 @@ int flight_session::wait_for(pid_t child) {
         } else {
           ++triggered;
           cooldown_until = t + opt_.cooldown_ns;
-          std::fprintf(stderr, "nvtxpp-capture: %s\n",
-                       dump("trigger " + fired, true, false).c_str());
+          dump_now("trigger " + fired, true, false);
         }
       }
       if (watch_->hang_due(now_ns())) {
-        std::string const report = watch_->stacks_report(now_ns(), true);
-        std::string const name = stacks_name(output_);
-        if (FILE* f = std::fopen(name.c_str(), "w")) {
-          std::fputs(report.c_str(), f);
-          std::fclose(f);
-          std::fprintf(stderr,
-                       "nvtxpp-capture: no range opened or closed for %.3g s: stacks in %s\n",
-                       static_cast<double>(opt_.hang_ns) / 1e9, name.c_str());
-        } else {
-          std::fprintf(stderr, "nvtxpp-capture: cannot write %s: %s\n", name.c_str(),
-                       std::strerror(errno));
-        }
-        std::fprintf(stderr, "nvtxpp-capture: %s\n", dump("hang", true, false).c_str());
+        std::fprintf(stderr, "nvtxpp-capture: no range opened or closed for %.3g s\n",
+                     static_cast<double>(opt_.hang_ns) / 1e9);
+        dump_now("hang", true, true);
       }
     }
+    serve_job();
     timespec const step{0, 20'000'000};
     ::nanosleep(&step, nullptr);
   }
@@ -125,6 +199,14 @@ void flight_session::serve_requests() {
   }
   for (auto const& req : take_requests(control_)) {
     if (req.verb == "dump") {
+      if (job_) {
+        // Every rank dumps; the client hears of this rank's.
+        dump_now("requested by nvtxpp-capture dump", true, false);
+        answer_request(control_, req.client,
+                       std::string{failed_ ? "error\n" : "ok\n"} + "dump " +
+                           std::to_string(next_dump_ - 1) + " of every rank of the job\n");
+        continue;
+      }
       std::string const msg = dump("requested by nvtxpp-capture dump", true, false);
       std::fprintf(stderr, "nvtxpp-capture: %s\n", msg.c_str());
       answer_request(control_, req.client, (failed_ ? "error\n" : "ok\n") + msg + "\n");
@@ -143,6 +225,7 @@ std::string flight_session::stacks_text(bool live) {
   if (!watch_->following()) {
     // No watcher runs: read what the window holds now (ranges opened before it are not seen).
     flight_watch once{raw_dir_, {}, 0};
+    once.set_label(label_);
     once.poll(now_ns());
     return once.stacks_report(now_ns(), false);
   }
@@ -150,7 +233,11 @@ std::string flight_session::stacks_text(bool live) {
   return watch_->stacks_report(now_ns(), true);
 }
 
-std::string flight_session::dump(std::string const& reason, bool live, bool with_summary) {
+std::string flight_session::dump(std::string const& reason, bool live, bool with_summary,
+                                 unsigned number, std::int64_t cut_ns) {
+  if (number != 0) {
+    next_dump_ = number;  // a job-wide dump's number, the same on every rank
+  }
   if (live) {
     request_flush(raw_dir_, flush_wait_ns);
   }
@@ -163,7 +250,7 @@ std::string flight_session::dump(std::string const& reason, bool live, bool with
     return "cannot make a directory in " + raw_dir_ + ": " + std::strerror(errno) +
            "; no dump written (the window stays in the ring for the next dump)";
   }
-  window_result const w = compose_window(raw_dir_, tmp, opt_.keep_ns, now_ns(), live);
+  window_result const w = compose_window(raw_dir_, tmp, opt_.keep_ns, now_ns(), live, cut_ns);
   for (auto const& e : w.errors) {
     std::fprintf(stderr, "nvtxpp-capture: %s\n", e.c_str());
   }
@@ -195,7 +282,7 @@ std::string flight_session::dump(std::string const& reason, bool live, bool with
   return result;
 }
 
-bool flight_session::finish(int status) {
+bool flight_session::finish(int status, bool torn_down) {
   bool ok = true;
   bool const by_signal = WIFSIGNALED(status);
   if (watch_->active()) {
@@ -204,11 +291,18 @@ bool flight_session::finish(int status) {
   if (rings_) {
     rings_->adopt();  // a ring made just before the program ended
   }
-  if (opt_.dump_on_exit || by_signal) {
+  serve_job();  // a job dump announced while the program ended
+  if (by_signal && job_ && !torn_down) {
+    // This rank died on its own (crash, SIGKILL, OOM killer): every rank dumps this moment. A
+    // rank whose launcher passed a SIGTERM/SIGHUP on (the job being torn down) only dumps its own.
+    dump_now("program killed by signal " + std::to_string(WTERMSIG(status)), false, false);
+    ok = !failed_;
+  } else if (opt_.dump_on_exit || by_signal) {
     std::string const reason =
         by_signal ? "program killed by signal " + std::to_string(WTERMSIG(status)) : "at exit";
     std::string const msg = dump(reason, false, summary_);
-    std::fprintf(stderr, "nvtxpp-capture: %s\n", msg.c_str());
+    std::fprintf(stderr, "nvtxpp-capture: %s%s\n",
+                 job_ && !label_.empty() ? (label_ + ": ").c_str() : "", msg.c_str());
     ok = !failed_;
   }
   if (!ok && rings_) {

@@ -108,6 +108,9 @@ constexpr char usage[] =
     "      --trigger-cooldown=DURATION  no trigger dump sooner than this after one (default 10s)\n"
     "      --hang-timeout=DURATION  no range opened or closed for DURATION while one is open:\n"
     "                      write NAME.stacks.txt beside the trace and dump\n"
+    "      --dump-scope=process|job  job: a dump on any rank of a multi-rank job (trigger,\n"
+    "                      hang, crash or kill, `dump PID`) dumps every rank for the same\n"
+    "                      moment, under the same number (default process)\n"
     "      --lib PATH      injection library (default: libnvtxpp_inject.so next to this program,\n"
     "                      or in ../lib)\n"
     "  -h, --help          this text\n"
@@ -192,7 +195,10 @@ void set_cuda_env(std::string const& mode, std::string const& api, std::string c
   }
 }
 
+volatile sig_atomic_t g_forwarded = 0;
+
 void forward_signal(int sig) {
+  g_forwarded = 1;
   if (g_child > 0) {
     ::kill(g_child, sig);
   }
@@ -555,6 +561,9 @@ int main(int argc, char** argv) {
     // Nothing is written but dumps; the claimed name only keeps other launchers off it.
     cli::flight_session session{flight, raw_dir, output, trace, summary, sopt, base_ns};
     session.set_control_dir(control);
+    if (flight.job_scope) {
+      session.join_job(trace ? output : "./" + output);
+    }
     if (keep_raw.empty()) {
       // A kept recording keeps its rings' names too (the user asked for the files).
       session.keep_rings(ring_dir.empty() ? raw_dir : ring_dir);
@@ -563,7 +572,7 @@ int main(int argc, char** argv) {
       session.set_label("rank " + std::to_string(rank->rank));
     }
     status = session.wait_for(g_child);
-    r.write_failed = !session.finish(status);
+    r.write_failed = !session.finish(status, g_forwarded != 0);
     if (struct stat st{}; trace && ::stat(output.c_str(), &st) == 0 && st.st_size == 0) {
       ::unlink(output.c_str());  // the claim made it; dumps have their own names
     }

@@ -201,7 +201,8 @@ void mark_kept(std::string const& dir) {
   }
 }
 
-int remove_abandoned(std::string const& parent, std::string const& prefix, int min_age_s) {
+int remove_abandoned(std::string const& parent, std::string const& prefix, int min_age_s,
+                     bool any_suffix) {
   int const pfd = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   DIR* d = pfd >= 0 ? ::fdopendir(pfd) : nullptr;
   if (d == nullptr) {
@@ -217,8 +218,10 @@ int remove_abandoned(std::string const& parent, std::string const& prefix, int m
     std::string const name = e->d_name;
     // mkdtemp's names: the prefix and six characters. An all-digit suffix is a per-user
     // directory (nvtxpp-capture-<uid>: the request directory), never a working directory.
-    if (name.size() != prefix.size() + 6 || name.rfind(prefix, 0) != 0 ||
-        all_digits(name.substr(prefix.size()))) {
+    bool const fits =
+        any_suffix ? name.size() > prefix.size()
+                   : name.size() == prefix.size() + 6 && !all_digits(name.substr(prefix.size()));
+    if (!fits || name.rfind(prefix, 0) != 0) {
       continue;
     }
     int const fd = ::openat(pfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -43,8 +43,9 @@ void mark_kept(std::string const& dir);
 /// @brief Removes this user's working directories in `parent` whose names start with `prefix`
 /// and that no process holds any more (hold_dir), nor names as a living process (directories of
 /// older versions, which held no lock), made more than `min_age_s` seconds ago, and not marked
-/// kept (mark_kept).
+/// kept (mark_kept). Only names of the prefix and six characters (mkdtemp's) unless `any_suffix`.
 /// @return how many were removed
-int remove_abandoned(std::string const& parent, std::string const& prefix, int min_age_s);
+int remove_abandoned(std::string const& parent, std::string const& prefix, int min_age_s,
+                     bool any_suffix = false);
 
 }  // namespace nvtxpp::capture::cli

@@ -67,6 +67,9 @@ class flight_watch {
   /// @brief Records that a firing did not dump (`why`), for the closing notes.
   void note_skipped(std::string const& fired, std::string const& why);
 
+  /// @brief Counts the hang as reported (by another rank of the job): hang_due() stays false.
+  void mark_hang_reported() noexcept { hang_reported_ = true; }
+
   /// @brief True once per hang: no range opened or closed for the timeout while one is open.
   [[nodiscard]] bool hang_due(std::int64_t now_ns);
 

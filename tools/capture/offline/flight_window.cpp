@@ -156,7 +156,8 @@ std::size_t request_flush(std::string const& raw_dir, std::int64_t max_wait_ns) 
 }
 
 window_result compose_window(std::string const& raw_dir, std::string const& out_dir,
-                             std::int64_t keep_ns, std::int64_t end_ns, bool live) {
+                             std::int64_t keep_ns, std::int64_t end_ns, bool live,
+                             std::int64_t cut_ns) {
   window_result res;
   for (std::uint32_t pid : ring_processes(raw_dir)) {
     std::string const bin = raw_dir + "/nvtxpp-" + std::to_string(pid) + ".bin";
@@ -197,8 +198,11 @@ window_result compose_window(std::string const& raw_dir, std::string const& out_
     for (auto const& r : records) {
       newest = std::max(newest, r.stamp);
     }
-    std::uint64_t const oldest_kept = keep_ns > 0 && newest > static_cast<std::uint64_t>(keep_ns)
-                                          ? newest - static_cast<std::uint64_t>(keep_ns)
+    // The window ends at the job's moment when one is given (a quiet process: at its newest).
+    std::uint64_t const ref =
+        cut_ns > 0 ? std::min(newest, static_cast<std::uint64_t>(cut_ns)) : newest;
+    std::uint64_t const oldest_kept = keep_ns > 0 && ref > static_cast<std::uint64_t>(keep_ns)
+                                          ? ref - static_cast<std::uint64_t>(keep_ns)
                                           : 0;
     // Written as it goes (a window of a gigabyte is not built twice in memory).
     std::string const path = out_dir + "/nvtxpp-" + std::to_string(pid) + ".bin";

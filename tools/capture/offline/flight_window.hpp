@@ -58,8 +58,11 @@ struct window_result {
 /// newest), then its definitions. A process without a finish record gets one, at `end_ns` for a
 /// process still running (`live`), at its newest record otherwise (then marked as killed).
 /// Stream pieces whose block's start fell out of the window are left out (their ticks count
-/// from records that are gone).
+/// from records that are gone). `cut_ns` > 0 (monotonic ns; a job-wide dump's moment): the
+/// `keep_ns` are counted back from it instead of from the newest record (from the newest when
+/// that is older); records after it are kept.
 window_result compose_window(std::string const& raw_dir, std::string const& out_dir,
-                             std::int64_t keep_ns, std::int64_t end_ns, bool live);
+                             std::int64_t keep_ns, std::int64_t end_ns, bool live,
+                             std::int64_t cut_ns = 0);
 
 }  // namespace nvtxpp::capture
