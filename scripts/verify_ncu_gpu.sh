@@ -65,7 +65,7 @@ ncu_filter() {
   shift
   local log="$out/ncu-$name.txt"
   echo
-  echo "--- $name: ncu --nvtx ${args[*]} $(basename "$1") ${*:2}"
+  echo "--- $name: ncu --nvtx $(printf '%q ' "${args[@]}")$(basename "$1") ${*:2}"
   local count=(--launch-count 8)
   case " ${args[*]} " in *" --launch-count "*) count=() ;; esac
   timeout 300 "$ncu" --nvtx "${args[@]}" "${count[@]}" --section LaunchStats "$@" >"$log" 2>&1
