@@ -1,4 +1,4 @@
-// Clock facts of a machine, for the floors quoted in docs/capture.md: the cost of
+// Clock facts of a machine, for the floors quoted in docs/capture-cost.md: the cost of
 // clock_gettime(CLOCK_MONOTONIC) and of rdtsc, and how wide a (rdtsc, clock_gettime, rdtsc)
 // bracket is (what a calibration pair between the two clocks can be sure of).
 //   g++ -O2 bench/clock_probe.cpp -o clock_probe && ./clock_probe

@@ -136,7 +136,7 @@ NVTXPP_BENCH_CASE(baseline_two_tsc_reads, "baseline/two_tsc_reads",
                   benchmark::DoNotOptimize(__rdtsc());
                   benchmark::DoNotOptimize(__rdtsc()));
 #endif
-// The other clocks a recorder could read, once each (docs/capture.md compares them).
+// The other clocks a recorder could read, once each (docs/capture-cost.md compares them).
 NVTXPP_BENCH_CASE(baseline_clock_monotonic, "baseline/clock_monotonic", timespec ts{};
                   ::clock_gettime(CLOCK_MONOTONIC, &ts); benchmark::DoNotOptimize(ts));
 NVTXPP_BENCH_CASE(baseline_clock_monotonic_coarse, "baseline/clock_monotonic_coarse", timespec ts{};

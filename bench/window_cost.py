@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What an NVTX range costs outside nvtxpp-capture's capture window, against a recorded one
-(docs/capture.md, "Capture control").
+(docs/capture-cost.md, "Capture windows").
 
 Runs `nvtxpp_capture_app overhead N` (N nvtxRangePushA/nvtxRangePop pairs, timed inside the
 program, three passes a run) under nvtxpp-capture with each configuration, RUNS times, the

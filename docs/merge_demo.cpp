@@ -1,7 +1,7 @@
-// Demo for docs/capture.md "Multi-rank jobs": one rank of a bulk-synchronous solver, annotated
-// with nvtxpp, run as 4 ranks by mpirun (no MPI calls: the rank comes from Open MPI's variable).
-// Rank 2 computes 40 % longer than the others; the others spend that time in "exchange", as
-// they would waiting for it at a halo exchange. The work is sleeps, so that 4 ranks on 2 cores
+// Demo for docs/capture-ranks.md "Merge the ranks": one rank of a bulk-synchronous solver,
+// annotated with nvtxpp, run as 4 ranks by mpirun (no MPI calls: the rank comes from Open MPI's
+// variable). Rank 2 computes 40 % longer than the others; the others spend that time in "exchange",
+// as they would waiting for it at a halo exchange. The work is sleeps, so that 4 ranks on 2 cores
 // keep their proportions.
 #include <chrono>
 #include <cstdlib>

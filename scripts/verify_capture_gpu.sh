@@ -58,7 +58,7 @@ for cmd in "reduce_v2" "reduce_v3 -s 8" "stream_workers"; do
   done
   cp "$work/$name-nsys-a.sqlite" "$work/$name-nsys.sqlite"
   { echo; echo "## $cmd"; echo; } >>"$out/compare.md"
-  # cuda_api_sum: the two tools trace different sets of functions (see docs/capture.md), so a
+  # cuda_api_sum: the two tools trace different sets of functions (see docs/capture-results.md), so a
   # function in one file only is a note; functions in both are compared.
   python3 "$here/compare_nsys.py" "$work/$name.sqlite" "$work/$name-nsys-a.sqlite" \
     --noise "$work/$name-nsys-b.sqlite" --noise "$work/$name-nsys-c.sqlite" \

@@ -19,7 +19,7 @@
 ///                    event (payload_item's, back to back), or a counter sample's value bytes
 /// A push of a short text costs 4 + length bytes, a pop 3, where a fixed 16-byte header made
 /// them 18 + length and 16: fewer bytes a range is less memory traffic on the hot path (see
-/// docs/capture.md, "Cost").
+/// docs/capture-cost.md, "Recording a range").
 ///
 /// Counter samples (event_type::counter_sample) carry the counter id in `id` and a
 /// counter_sample_kind in `category`; Int64/Float64 values in `payload` (payload_type 2/3),

@@ -80,7 +80,7 @@ constexpr char usage[] =
     "                      that launch GPU work outside them (cuLaunchKernel, cuMemcpy*,\n"
     "                      cuMemset*, cuGraphLaunch: Numba, cuBLASLt); all: every driver API\n"
     "                      call too (each runtime call makes several: costlier per launch)\n"
-    "capture control (Nsight Systems' names; docs/capture.md, \"Capture control\"):\n"
+    "capture control (Nsight Systems' names; docs/capture-control.md):\n"
     "      --capture-range=none|cudaProfilerApi|nvtx  record only between cudaProfilerStart and\n"
     "                      cudaProfilerStop, or inside the NVTX range --nvtx-capture names\n"
     "      --nvtx-capture=RANGE[@DOMAIN|@*]  the range that opens the window (default domain\n"

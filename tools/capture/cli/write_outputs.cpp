@@ -87,8 +87,8 @@ outputs_result write_outputs(std::string const& raw_dir, std::string const& outp
                  static_cast<unsigned long long>(n));
   }
   if (auto const& u = totals.unattributed; u[0] + u[1] + u[2] != 0) {
-    // Never silent: GPU time that projects onto no range (docs/capture.md, "What GPU work is
-    // attributed, and how").
+    // Never silent: GPU time that projects onto no range (docs/capture-gpu.md, "Never
+    // silent").
     std::fprintf(stderr,
                  "nvtxpp-capture: %llu GPU operation(s) with no launching CUDA API call in the "
                  "recording (%llu kernel(s), %llu copy(ies), %llu memset(s)): kept in the trace, "

@@ -153,7 +153,7 @@ bool launches_gpu_work(std::string_view name) noexcept {
 }
 
 /// `NVTXPP_DRIVER_LAUNCHES=off`: no driver launch records (to measure what they cost; see
-/// docs/capture.md, "What GPU work is attributed, and how").
+/// docs/capture-gpu.md, "Which range GPU work belongs to").
 bool driver_launches_wanted() noexcept {
   char const* v = std::getenv("NVTXPP_DRIVER_LAUNCHES");
   return v == nullptr || std::strcmp(v, "off") != 0;

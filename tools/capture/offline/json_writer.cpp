@@ -1,4 +1,4 @@
-// The Chrome Trace Event JSON writer (docs/capture.md "Output formats").
+// The Chrome Trace Event JSON writer (docs/capture-results.md "The JSON trace").
 
 #include "writers.hpp"
 

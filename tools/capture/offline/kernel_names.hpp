@@ -3,7 +3,7 @@
 /// (`__cu_demangle`, nv_decode.h / libcufilt.a) where the build found it, else the C++ runtime's
 /// (`abi::__cxa_demangle`) with its output brought to the toolkit's form where that is known to
 /// be right: `const float *` for `float const*`, `float *` for `float*`, `<unnamed>` for
-/// `(anonymous namespace)` (docs/capture.md, "Kernel names").
+/// `(anonymous namespace)` (docs/capture-results.md, "Kernel names").
 #pragma once
 
 #include <string>

@@ -1,5 +1,5 @@
 // The summary: nsys stats layouts of nvtx_sum, nvtx_gpu_proj_sum, cuda_gpu_kern_sum and
-// cuda_gpu_mem_time_sum (docs/capture.md "Summary").
+// cuda_gpu_mem_time_sum (docs/capture-results.md "The summary").
 
 #include "writers.hpp"
 

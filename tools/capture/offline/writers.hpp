@@ -40,7 +40,7 @@ class output_file {
   std::uint64_t fail_after_ = UINT64_MAX;
 };
 
-/// @brief Writes the Chrome Trace Event JSON (see docs/capture.md "Output formats").
+/// @brief Writes the Chrome Trace Event JSON (see docs/capture-results.md "The JSON trace").
 class json_sink : public trace_sink {
  public:
   /// @param base_ns CLOCK_MONOTONIC time that maps to ts 0 in the trace
@@ -55,7 +55,7 @@ class json_sink : public trace_sink {
   void on_resource(resource_info const& r) override;
   void on_range(range_info const& r) override;
   void on_mark(mark_info const& m) override;
-  /// Counter tracks: one "ph":"C" event per sample (see docs/capture.md).
+  /// Counter tracks: one "ph":"C" event per sample (see docs/capture-results.md).
   void on_counter_sample(counter_sample_info const& c) override;
   void on_kernel(kernel_info const& k) override;
   void on_memcpy(memcpy_info const& m) override;
