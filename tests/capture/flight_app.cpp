@@ -204,7 +204,7 @@ int rank_stuck(char const* stop, int odd_rank) {
 
 /// A rank of a job (--dump-scope=job tests): writes DIR/pid.RANK, steps of about 2 ms (a
 /// "step" range, payload its number), DIR/ready.RANK after 100 of them, and ends once STOP
-/// exists. ROLE: "run"; "slow:R:K" (rank R's step K takes 100 times as long); "stuck:NAME"
+/// exists. ROLE: "run"; "slow:R:K" (rank R's step K takes 1 s); "stuck:NAME"
 /// (after 100 steps, inside "step" > NAME until STOP exists).
 int job(std::string const& dir, char const* stop, std::string const& role) {
   char const* r = std::getenv("OMPI_COMM_WORLD_RANK");
@@ -247,7 +247,7 @@ int job(std::string const& dir, char const* stop, std::string const& role) {
     a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
     a.payload.ullValue = i;
     nvtxRangePushEx(&a);
-    busy_ns(rank == slow_rank && i == slow_step ? 200'000'000 : 2'000'000);
+    busy_ns(rank == slow_rank && i == slow_step ? 1'000'000'000 : 2'000'000);
     nvtxRangePop();
   }
 }

@@ -114,7 +114,7 @@ def case_shared_planted_dir(a, tmp):
         os.mkdir(control)
         os.chown(control, NOBODY, NOBODY)
         os.chmod(control, 0o777)
-    attempt(open_dir, "mode 0777")
+    attempt(open_dir, "mode is 0777")
 
     elsewhere = os.path.join(tmp, "elsewhere")
 

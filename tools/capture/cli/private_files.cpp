@@ -58,6 +58,9 @@ void remove_below(int fd) {
   ::closedir(d);
 }
 
+/// A descriptor of its own (its own reading position, unlike dup's) for the directory `fd`.
+int reopen(int fd) { return ::openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); }
+
 bool all_digits(std::string const& s) {
   return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
 }
@@ -65,7 +68,7 @@ bool all_digits(std::string const& s) {
 /// Whether a directory of an older version (no lock) still names a living process
 /// (`nvtxpp-<pid>.<kind>` files of its programs).
 bool names_living_process(int fd) {
-  int const dup = ::dup(fd);
+  int const dup = reopen(fd);
   DIR* d = dup >= 0 ? ::fdopendir(dup) : nullptr;
   if (d == nullptr) {
     if (dup >= 0) {
@@ -235,7 +238,7 @@ int remove_abandoned(std::string const& parent, std::string const& prefix, int m
     bool const marked = ::fstatat(fd, ".kept", &kept, AT_SYMLINK_NOFOLLOW) == 0;
     if (ours && old_enough && !marked && ::flock(fd, LOCK_EX | LOCK_NB) == 0 &&
         !names_living_process(fd)) {
-      remove_below(::dup(fd));
+      remove_below(reopen(fd));
       if (::unlinkat(pfd, name.c_str(), AT_REMOVEDIR) == 0) {
         ++removed;
       }

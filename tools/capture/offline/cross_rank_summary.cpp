@@ -86,17 +86,56 @@ text_table make_table(std::string title, cross_rank_summary::table_data const& d
   return t;
 }
 
+/// The ranges whose slowest instance is on one rank, at least twice the median of the other
+/// ranks' slowest instances: "step: slowest instance on rank 2, 1,014,566,000 ns (412.3x)".
+std::vector<std::string> standouts(cross_rank_summary::table_data const& data) {
+  std::vector<std::pair<double, std::string>> found;
+  for (auto const& [key, cells] : data) {
+    if (cells.size() < 2) {
+      continue;
+    }
+    auto const top = std::max_element(cells.begin(), cells.end(), [](auto const& a, auto const& b) {
+      return a.longest_ns < b.longest_ns || (a.longest_ns == b.longest_ns && a.rank > b.rank);
+    });
+    std::vector<std::int64_t> others;
+    for (auto const& c : cells) {
+      if (&c != &*top) {
+        others.push_back(c.longest_ns);
+      }
+    }
+    std::sort(others.begin(), others.end());
+    std::size_t const n = others.size();
+    double const med =
+        n % 2 == 1
+            ? static_cast<double>(others[n / 2])
+            : (static_cast<double>(others[n / 2 - 1]) + static_cast<double>(others[n / 2])) / 2.0;
+    double const ratio = med > 0 ? static_cast<double>(top->longest_ns) / med : 0;
+    if (med > 0 && ratio >= 2.0) {
+      found.emplace_back(ratio, fmt::format("{}: slowest instance on rank {}, {} ns ({:.1f}x the "
+                                            "other ranks' median slowest)",
+                                            key.first, top->rank, grouped(top->longest_ns), ratio));
+    }
+  }
+  std::sort(found.begin(), found.end(),
+            [](auto const& a, auto const& b) { return a.first > b.first; });
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < found.size() && i < 10; ++i) {
+    out.push_back(found[i].second);
+  }
+  return out;
+}
+
 }  // namespace
 
 void cross_rank_summary::add(long rank, summary_sink const& per_rank) {
   ++ranks_;
   for (auto const& r : per_rank.range_totals()) {
-    ranges_[{r.range, r.push_pop}].push_back({rank, r.instances, r.total_ns});
+    ranges_[{r.range, r.push_pop}].push_back({rank, r.instances, r.total_ns, r.longest_ns});
   }
   if (per_rank.has_gpu()) {
     gpu_ = true;
     for (auto const& r : per_rank.projection_totals()) {
-      projections_[{r.range, r.push_pop}].push_back({rank, r.instances, r.total_ns});
+      projections_[{r.range, r.push_pop}].push_back({rank, r.instances, r.total_ns, r.longest_ns});
     }
   }
 }
@@ -108,6 +147,11 @@ void cross_rank_summary::print(std::FILE* out, summary_options const& options) c
   print_text_table(out, ranges, options.csv, options.name_width, true);
   if (ranges.rows.empty() && !options.csv) {
     std::fputs("\n (no NVTX ranges recorded)\n", out);
+  }
+  if (!options.csv) {
+    for (auto const& line : standouts(ranges_)) {
+      std::fprintf(out, " %s\n", line.c_str());
+    }
   }
   if (gpu_) {
     auto const proj =

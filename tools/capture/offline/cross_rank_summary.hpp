@@ -19,7 +19,10 @@ namespace nvtxpp::capture {
 /// ranks), the per-rank total time's Min, Med (the middle rank, or the mean of the middle two),
 /// Max and Mean over the ranks that have it, Max Rank (the rank with the largest total; the
 /// lowest such rank on a tie) and Imbalance (Max / Mean: 1.00 is perfectly balanced). The GPU
-/// table does the same with each rank's total projected time (nvtx_gpu_proj_sum's).
+/// table does the same with each rank's total projected time (nvtx_gpu_proj_sum's). Below the
+/// range table, the ranges whose slowest instance stands out (at least twice the median of the
+/// other ranks' slowest) name that instance's rank: one slow step on one rank, which the totals
+/// hide when the other ranks spent the same time waiting for it.
 class cross_rank_summary {
  public:
   /// @brief Adds one rank's totals (read from its summary).
@@ -32,6 +35,7 @@ class cross_rank_summary {
     long rank = 0;
     std::uint64_t instances = 0;
     std::int64_t total_ns = 0;
+    std::int64_t longest_ns = 0;
   };
   using table_data = std::map<std::pair<std::string, bool>, std::vector<cell>>;
 

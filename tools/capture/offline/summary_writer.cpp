@@ -643,10 +643,12 @@ std::vector<summary_sink::range_total> summary_sink::range_totals() const {
   out.reserve(d_->rows.size());
   for (auto const& r : d_->rows) {
     std::int64_t total = 0;
+    std::int64_t longest = 0;
     for (auto v : r.durations) {
       total = v > INT64_MAX - total ? INT64_MAX : total + v;
+      longest = std::max(longest, v);
     }
-    out.push_back({r.domain + ":" + r.name, r.push_pop, r.durations.size(), total});
+    out.push_back({r.domain + ":" + r.name, r.push_pop, r.durations.size(), total, longest});
   }
   return out;
 }
@@ -656,10 +658,12 @@ std::vector<summary_sink::range_total> summary_sink::projection_totals() const {
   out.reserve(d_->proj_rows.size());
   for (auto const& r : d_->proj_rows) {
     std::int64_t total = 0;
+    std::int64_t longest = 0;
     for (auto v : r.proj) {
       total = v > INT64_MAX - total ? INT64_MAX : total + v;
+      longest = std::max(longest, v);
     }
-    out.push_back({r.name, std::string_view{r.style} == "PushPop", r.proj.size(), total});
+    out.push_back({r.name, std::string_view{r.style} == "PushPop", r.proj.size(), total, longest});
   }
   return out;
 }

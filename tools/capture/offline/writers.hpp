@@ -123,7 +123,8 @@ class summary_sink : public trace_sink {
     std::string range;  ///< "domain:name", as the tables show it
     bool push_pop = true;
     std::uint64_t instances = 0;
-    std::int64_t total_ns = 0;  ///< saturating sum of the durations (projected durations)
+    std::int64_t total_ns = 0;    ///< saturating sum of the durations (projected durations)
+    std::int64_t longest_ns = 0;  ///< the longest instance
   };
   /// @brief nvtx_sum's rows as totals (for merge's cross-rank summary).
   [[nodiscard]] std::vector<range_total> range_totals() const;
