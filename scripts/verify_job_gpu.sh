@@ -2,7 +2,7 @@
 # The flight recorder on a shared GPU machine and across a job (docs/leave-it-on.md, "A whole
 # job", "Security and files"), on a machine with a GPU:
 #  1. build nvtxpp-capture and the GPU test programs;
-#  2. every GPU-labelled test but the corpus (ctest -L gpu -LE corpus), capture_gpu.job among them:
+#  2. the capture's GPU-labelled tests (capture_gpu.*), capture_gpu.job among them:
 #     four ranks, one rank's 1 s kernel dumps all four with their kernels, merge names it;
 #  3. the capture tests that do not need a GPU (rings nameless, killed runs cleaned, job dumps)
 #     on this machine too;
@@ -21,11 +21,13 @@ step "configure and build"
 check configure cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DNVTXPP_BUILD_EXAMPLES=ON -DCMAKE_CUDA_ARCHITECTURES=90 "${sqlite_args[@]}" \
   >"$work/configure.log" 2>&1 || { tail -n 30 "$work/configure.log"; finish; }
-check build cmake --build "$build" -j "$(nproc)" >"$work/build.log" 2>&1 || {
+check build cmake --build "$build" -j "$(nproc)" --target nvtxpp-capture nvtxpp_inject \
+  nvtxpp_flight_app nvtxpp_capture_gpu_app nvtxpp_capture_flight_gpu_app \
+  nvtxpp_capture_graph_gpu_app nvtxpp_capture_job_gpu_app >"$work/build.log" 2>&1 || {
   grep -E "error|FAILED" "$work/build.log" | head -n 40; }
 
-step "GPU-labelled tests (corpus apart)"
-check gpu_tests ctest --test-dir "$build" --output-on-failure -L gpu -LE corpus -j 4
+step "the capture's GPU-labelled tests"
+check gpu_tests ctest --test-dir "$build" --output-on-failure -R '^capture_gpu\.' -j 4
 
 step "capture tests without a GPU, on this machine"
 check capture_tests ctest --test-dir "$build" --output-on-failure -R 'capture\.(shared|job|flight)' -j 8
