@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Issue 32 on a GPU machine: the corpus programs that exercise what Nsight Systems' reports treat
+# specially, each under nsys and under nvtxpp-capture, compared on the six reports
+# (tests/capture/corpus/compare_corpus.py):
+#   unranged_none, unranged_mixed    kernels outside every range (no NVTX at all; some in a range)
+#   managed_prefetch, managed_faults unified memory migrations (prefetches; page faults)
+#   graph_mode_graph                 nsys's default (--cuda-graph-trace=graph) against ours with
+#                                    --cuda-graph-trace=graph
+#   graph_mode_node                  nsys --cuda-graph-trace=node against our default (node)
+#   train_steps                      numbered ranges "Train step N", one slow
+# then what nsys's own export and report scripts hold for these (rows of the migration and graph
+# tables; which report scripts read CUPTI_ACTIVITY_KIND_GRAPH_TRACE; how nvtx_kern_sum joins
+# ranges), and train_steps under the flight recorder with the pattern trigger
+# --trigger='Train step *>2x' (a dump naming step 12 expected; skipped when this build has no
+# pattern triggers).
+#
+#   scripts/verify_reports_gpu.sh [OUT_DIR]     (default: $OUT, else out/reports-gpu)
+#
+# Environment: NSYS (default .gpu-tools/nsys when present, else nsys), BUILD_DIR (default
+# build-reports-gpu), JOBS (programs compared at a time, default 4).
+# OUT_DIR receives (6 files): log.txt, reports.md (the table), reports-tables.tgz (side-by-side
+# reports per program), nsys-reports.txt (what nsys's report scripts read), nsys-rows.txt (how
+# nsys's export writes migrations and graph launches, beside ours), trigger.txt.
+# Exit status: 0 when every check passed, 1 otherwise.
+set -u
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+out="${1:-${OUT:-out/reports-gpu}}"
+build="${BUILD_DIR:-build-reports-gpu}"
+. "$(dirname "$0")/gpu_common.sh"  # out, work, nsys, the log, step, check, machine
+export NVTXPP_NSYS="$nsys"
+programs="unranged_none unranged_mixed managed_prefetch managed_faults graph_mode_graph
+  graph_mode_node train_steps"
+
+step "configure and build"
+check configure cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DNVTXPP_BUILD_EXAMPLES=OFF -DNVTXPP_BUILD_BENCHMARKS=OFF "${sqlite_args[@]}" \
+  >"$work/configure.log" 2>&1 || { tail -n 40 "$work/configure.log"; exit 1; }
+check build cmake --build "$build" -j "$(nproc)" --target nvtxpp-capture nvtxpp_inject \
+  nvtxpp_corpus_unranged_kernels nvtxpp_corpus_managed_memory nvtxpp_corpus_graph_modes \
+  nvtxpp_corpus_train_steps >"$work/build.log" 2>&1 || { tail -n 40 "$work/build.log"; exit 1; }
+capture="$build/tools/capture/nvtxpp-capture"
+corpus="$build/tests/capture/corpus"
+
+step "the programs against nsys (six reports, rows and counts)"
+regex="^corpus\.($(echo $programs | tr ' ' '|'))\$"
+check corpus ctest --test-dir "$build" -R "$regex" -j "${JOBS:-4}" --output-on-failure \
+  --timeout 600
+(cd "$build/corpus" && tar czf "$out/reports-tables.tgz" $(for p in $programs; do
+  [ -e "$p.md" ] && echo "$p.md"; done))
+python3 "$here/corpus_table.py" "$build/corpus" $programs | tee "$out/reports.md"
+
+step "what nsys's report scripts read (GRAPH_TRACE, and nvtx_kern_sum's joins)"
+{
+  reports_dir=$(dirname "$(find /opt /usr/local "$root/.gpu-tools" -name nvtx_gpu_proj_sum.py \
+    2>/dev/null | head -n 1)")
+  echo "report scripts: $reports_dir"
+  echo "## scripts naming CUPTI_ACTIVITY_KIND_GRAPH_TRACE (expected: none of the six; the"
+  echo "## capture's --cuda-graph-trace=graph leaves graph work out of every one of them)"
+  grep -l "GRAPH_TRACE" "$reports_dir"/*.py 2>/dev/null || echo "(none)"
+  for r in nvtx_sum nvtx_gpu_proj_sum nvtx_kern_sum cuda_gpu_kern_sum cuda_gpu_mem_time_sum \
+    cuda_gpu_mem_size_sum; do
+    echo "## $r.py: tables it requires, and its joins"
+    grep -nE "table_checks|'(CUPTI_|NVTX_|StringIds)[A-Z_]*'|JOIN" "$reports_dir/$r.py" 2>/dev/null |
+      head -n 30
+  done
+} >"$out/nsys-reports.txt" 2>&1
+cat "$out/nsys-reports.txt"
+
+step "how nsys's export writes migrations and graph launches (beside ours)"
+{
+  for side in nsys ours; do
+    db="$build/corpus/managed_prefetch-$side.sqlite"
+    echo "## managed_prefetch ($side): copy kinds, counts, bytes, correlation, stream, cause"
+    sqlite3 "$db" "SELECT copyKind, count(*), sum(bytes), min(correlationId), max(correlationId),
+      min(streamId), max(streamId), min(contextId), group_concat(DISTINCT migrationCause),
+      group_concat(DISTINCT srcKind), group_concat(DISTINCT dstKind)
+      FROM CUPTI_ACTIVITY_KIND_MEMCPY GROUP BY 1" 2>&1
+    db="$build/corpus/graph_mode_graph-$side.sqlite"
+    echo "## graph_mode_graph ($side): tables with rows"
+    for t in CUPTI_ACTIVITY_KIND_GRAPH_TRACE CUPTI_ACTIVITY_KIND_KERNEL CUPTI_ACTIVITY_KIND_MEMCPY \
+      CUPTI_ACTIVITY_KIND_MEMSET NVTX_EVENTS; do
+      echo "$t: $(sqlite3 "$db" "SELECT count(*) FROM $t" 2>&1)"
+    done
+    sqlite3 "$db" "SELECT start, end, deviceId, contextId, streamId, correlationId, graphId,
+      graphExecId FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE LIMIT 3" 2>&1
+    db="$build/corpus/unranged_none-$side.sqlite"
+    echo "## unranged_none ($side): NVTX_EVENTS present? $(sqlite3 "$db" \
+      "SELECT count(*) FROM sqlite_master WHERE name = 'NVTX_EVENTS'" 2>&1)"
+  done
+} >"$out/nsys-rows.txt" 2>&1
+cat "$out/nsys-rows.txt"
+
+step "numbered steps under a pattern trigger (--trigger='Train step *>2x')"
+{
+  rm -f "$work"/train*.json
+  "$capture" --flight-recorder=60s --trigger='Train step *>2x' -o "$work/train.json" -- \
+    "$corpus/nvtxpp_corpus_train_steps" >"$work/trigger.out" 2>&1
+  status=$?
+  cat "$work/trigger.out"
+  echo "exit status $status; files: $(cd "$work" && ls train*.json 2>/dev/null | tr '\n' ' ')"
+  if [ "$status" = 2 ] && grep -q "trigger" "$work/trigger.out"; then
+    echo "SKIPPED: this build does not take pattern triggers"
+  else
+    [ "$status" = 0 ] || failed+=("trigger run (status $status)")
+    python3 - "$work" <<'PY' || failed+=("trigger dump")
+import glob, json, os, sys
+dumps = sorted(p for p in glob.glob(os.path.join(sys.argv[1], "train.dump*.json")))
+print("dumps:", [os.path.basename(p) for p in dumps])
+ok = False
+for p in dumps:
+    names = {e.get("name") for e in json.load(open(p))["traceEvents"] if e.get("ph") == "X"}
+    steps = sorted(n for n in names if n and n.startswith("Train step"))
+    print(os.path.basename(p), "steps:", steps[:30])
+    ok = ok or "Train step 12" in names
+print("a dump holds the slow step 12:", ok)
+sys.exit(0 if ok else 1)
+PY
+  fi
+} >"$out/trigger.txt" 2>&1
+cat "$out/trigger.txt"
+
+finish
