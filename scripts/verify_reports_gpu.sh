@@ -17,10 +17,12 @@
 #   scripts/verify_reports_gpu.sh [OUT_DIR]     (default: $OUT, else out/reports-gpu)
 #
 # Environment: NSYS (default .gpu-tools/nsys when present, else nsys), BUILD_DIR (default
-# build-reports-gpu), JOBS (programs compared at a time, default 4).
-# OUT_DIR receives (6 files): log.txt, reports.md (the table), reports-tables.tgz (side-by-side
+# build-reports-gpu), JOBS (programs compared at a time, default 3).
+# OUT_DIR receives (7 files): log.txt, reports.md (the table), reports-tables.tgz (side-by-side
 # reports per program), nsys-reports.txt (what nsys's report scripts read), nsys-rows.txt (how
-# nsys's export writes migrations and graph launches, beside ours), trigger.txt.
+# nsys's export writes migrations and graph launches, beside ours), faults-nsys-vs-nsys.txt (two
+# nsys runs of managed_faults compared: whether on-demand migrations count alike run to run),
+# trigger.txt.
 # Exit status: 0 when every check passed, 1 otherwise.
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -44,10 +46,10 @@ corpus="$build/tests/capture/corpus"
 
 step "the programs against nsys (six reports, rows and counts)"
 regex="^corpus\.($(echo $programs | tr ' ' '|'))\$"
-check corpus ctest --test-dir "$build" -R "$regex" -j "${JOBS:-4}" --output-on-failure \
+check corpus ctest --test-dir "$build" -R "$regex" -j "${JOBS:-3}" --output-on-failure \
   --timeout 600
 (cd "$build/corpus" && tar czf "$out/reports-tables.tgz" $(for p in $programs; do
-  [ -e "$p.md" ] && echo "$p.md"; done))
+  [ -e "$p.md" ] && echo "$p.md"; done)) || echo "no side-by-side tables to keep"
 python3 "$here/corpus_table.py" "$build/corpus" $programs | tee "$out/reports.md"
 
 step "what nsys's report scripts read (GRAPH_TRACE, and nvtx_kern_sum's joins)"
@@ -68,28 +70,52 @@ step "what nsys's report scripts read (GRAPH_TRACE, and nvtx_kern_sum's joins)"
 cat "$out/nsys-reports.txt"
 
 step "how nsys's export writes migrations and graph launches (beside ours)"
-{
-  for side in nsys ours; do
-    db="$build/corpus/managed_prefetch-$side.sqlite"
-    echo "## managed_prefetch ($side): copy kinds, counts, bytes, correlation, stream, cause"
-    sqlite3 "$db" "SELECT copyKind, count(*), sum(bytes), min(correlationId), max(correlationId),
-      min(streamId), max(streamId), min(contextId), group_concat(DISTINCT migrationCause),
-      group_concat(DISTINCT srcKind), group_concat(DISTINCT dstKind)
-      FROM CUPTI_ACTIVITY_KIND_MEMCPY GROUP BY 1" 2>&1
-    db="$build/corpus/graph_mode_graph-$side.sqlite"
-    echo "## graph_mode_graph ($side): tables with rows"
-    for t in CUPTI_ACTIVITY_KIND_GRAPH_TRACE CUPTI_ACTIVITY_KIND_KERNEL CUPTI_ACTIVITY_KIND_MEMCPY \
-      CUPTI_ACTIVITY_KIND_MEMSET NVTX_EVENTS; do
-      echo "$t: $(sqlite3 "$db" "SELECT count(*) FROM $t" 2>&1)"
-    done
-    sqlite3 "$db" "SELECT start, end, deviceId, contextId, streamId, correlationId, graphId,
-      graphExecId FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE LIMIT 3" 2>&1
-    db="$build/corpus/unranged_none-$side.sqlite"
-    echo "## unranged_none ($side): NVTX_EVENTS present? $(sqlite3 "$db" \
-      "SELECT count(*) FROM sqlite_master WHERE name = 'NVTX_EVENTS'" 2>&1)"
-  done
-} >"$out/nsys-rows.txt" 2>&1
+python3 - "$build/corpus" >"$out/nsys-rows.txt" 2>&1 <<'PY'
+import os, sqlite3, sys
+d = sys.argv[1]
+def q(db, sql):
+    if not os.path.exists(db):
+        return f"({os.path.basename(db)} missing)"
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        return con.execute(sql).fetchall()
+    except sqlite3.Error as e:
+        return f"({e})"
+for side in ("nsys", "ours"):
+    db = os.path.join(d, f"managed_prefetch-{side}.sqlite")
+    print(f"## managed_prefetch ({side}): copyKind, rows, bytes, correlationId min/max, streamId "
+          "min/max, contextId min, migrationCause, srcKind, dstKind")
+    rows = q(db, "SELECT copyKind, count(*), sum(bytes), min(correlationId), max(correlationId), "
+               "min(streamId), max(streamId), min(contextId), group_concat(DISTINCT migrationCause), "
+               "group_concat(DISTINCT srcKind), group_concat(DISTINCT dstKind) "
+               "FROM CUPTI_ACTIVITY_KIND_MEMCPY GROUP BY 1")
+    for r in rows if isinstance(rows, list) else [rows]:
+        print("  ", r)
+    db = os.path.join(d, f"graph_mode_graph-{side}.sqlite")
+    print(f"## graph_mode_graph ({side}): rows per table")
+    for t in ("CUPTI_ACTIVITY_KIND_GRAPH_TRACE", "CUPTI_ACTIVITY_KIND_KERNEL",
+              "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET", "NVTX_EVENTS"):
+        print(f"   {t}: {q(db, f'SELECT count(*) FROM {t}')}")
+    print("   first launches:", q(db, "SELECT start, end, deviceId, contextId, streamId, "
+                                  "correlationId, graphId, graphExecId "
+                                  "FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE LIMIT 3"))
+    db = os.path.join(d, f"unranged_none-{side}.sqlite")
+    print(f"## unranged_none ({side}): NVTX_EVENTS table present:",
+          q(db, "SELECT count(*) FROM sqlite_master WHERE name = 'NVTX_EVENTS'"))
+PY
 cat "$out/nsys-rows.txt"
+
+step "managed_faults: nsys against itself (are migrations on demand counted alike run to run?)"
+{
+  "$nsys" profile -t cuda,nvtx --force-overwrite true -o "$work/faults2" \
+    "$corpus/nvtxpp_corpus_managed_memory" faults >/dev/null 2>&1 &&
+    "$nsys" export --type sqlite --force-overwrite true -o "$work/faults2.sqlite" \
+      "$work/faults2.nsys-rep" >/dev/null 2>&1 &&
+    python3 "$here/compare_nsys.py" "$work/faults2.sqlite" \
+      "$build/corpus/managed_faults-nsys.sqlite" --nsys "$nsys" --reports gpu --counts-only |
+    grep -E "^## |^\| \[CUDA|^Rows:"
+} >"$out/faults-nsys-vs-nsys.txt" 2>&1  # informational: no check
+cat "$out/faults-nsys-vs-nsys.txt"
 
 step "numbered steps under a pattern trigger (--trigger='Train step *>2x')"
 {
@@ -100,7 +126,7 @@ step "numbered steps under a pattern trigger (--trigger='Train step *>2x')"
   cat "$work/trigger.out"
   echo "exit status $status; files: $(cd "$work" && ls train*.json 2>/dev/null | tr '\n' ' ')"
   if [ "$status" = 2 ] && grep -q "trigger" "$work/trigger.out"; then
-    echo "SKIPPED: this build does not take pattern triggers"
+    echo "SKIPPED: this build does not take pattern triggers (merge the pattern-trigger work)"
   else
     [ "$status" = 0 ] || failed+=("trigger run (status $status)")
     python3 - "$work" <<'PY' || failed+=("trigger dump")
