@@ -114,13 +114,20 @@ CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
 }
 
 /// Unified memory counters configured (BYTES_TRANSFER_* kinds enabled). FAKE_CUPTI_NO_UM=1: the
-/// answer of a system where CUPTI cannot profile unified memory (MPS, no peer access).
+/// answer of a system where CUPTI cannot profile unified memory (MPS, say);
+/// FAKE_CUPTI_NO_UM_DTOD=1: of one without peer devices, for the device-to-device counter.
 bool g_um_counter[16] = {};
 
 CUptiResult cuptiActivityConfigureUnifiedMemoryCounter(CUpti_ActivityUnifiedMemoryCounterConfig* c,
                                                        uint32_t count) {
   if (std::getenv("FAKE_CUPTI_NO_UM") != nullptr) {
     return CUPTI_ERROR_UM_PROFILING_NOT_SUPPORTED;
+  }
+  for (uint32_t i = 0; i < count; ++i) {  // FAKE_CUPTI_NO_UM_DTOD=1: no peer devices
+    if (std::getenv("FAKE_CUPTI_NO_UM_DTOD") != nullptr &&
+        c[i].kind == CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD) {
+      return CUPTI_ERROR_UM_PROFILING_NOT_SUPPORTED_ON_NON_P2P_DEVICES;
+    }
   }
   for (uint32_t i = 0; i < count; ++i) {
     g_um_counter[c[i].kind & 15] = c[i].enable != 0;

@@ -225,6 +225,13 @@ def case_reports_managed_unavailable(a, tmp):
           r.p.stdout, "the summary's warnings say migrations are not recorded")
     check(memops(r) == {"[CUDA memcpy Host-to-Device]": 1, "[CUDA memset]": 1},
           f"other work still recorded: {memops(r)}")
+    peer = Run(a, tmp, "no_dtod", a.app, ["managed"], env={"FAKE_CUPTI_NO_UM_DTOD": "1"})
+    vals = peer.file.info_values("unified_memory") if peer.file else []
+    check(len(vals) == 1 and vals[0].startswith("on:no device-to-device"),
+          f"no peer devices: the other two counters recorded, and said: {vals}")
+    got = {k: v for k, v in memops(peer).items() if "Unified" in k}
+    check(got == {"[CUDA memcpy Unified Host-to-Device]": 3,
+                  "[CUDA memcpy Unified Device-to-Host]": 1}, f"no peer devices: {got}")
     off = Run(a, tmp, "um_off", a.app, ["managed"], env={"NVTXPP_UNIFIED_MEMORY": "off"})
     check(off.file is not None and off.file.info_values("unified_memory") == ["off"],
           "NVTXPP_UNIFIED_MEMORY=off: unified_memory=off")

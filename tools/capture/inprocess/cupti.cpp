@@ -721,6 +721,23 @@ void set_kinds(bool on) noexcept {
   enable_launch_cbids(on);
 }
 
+/// Enables the first `count` of the transfer counters: host to device, device to host, device to
+/// device.
+CUptiResult configure_migrations(std::uint32_t count) noexcept {
+  CUpti_ActivityUnifiedMemoryCounterKind const kinds[3] = {
+      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
+      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,
+      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD};
+  CUpti_ActivityUnifiedMemoryCounterConfig config[3]{};
+  for (std::uint32_t i = 0; i < count && i < 3; ++i) {
+    config[i].scope = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_ALL_DEVICES;
+    config[i].kind = kinds[i];
+    config[i].deviceId = 0;
+    config[i].enable = 1;
+  }
+  return g_api.configure_um(config, count);
+}
+
 /// Records unified memory migrations (host to device, device to host, device to device), as
 /// Nsight Systems does by default with CUDA tracing; `NVTXPP_UNIFIED_MEMORY=off` leaves them
 /// out. Returns the `unified_memory` info record's text: on, off, or why CUPTI cannot (no
@@ -734,28 +751,24 @@ std::string start_unified_memory(void* lib) {
   if (!resolve(lib, "cuptiActivityConfigureUnifiedMemoryCounter", g_api.configure_um, why)) {
     return "unified_memory=unavailable:" + why;
   }
-  CUpti_ActivityUnifiedMemoryCounterConfig config[3]{};
-  CUpti_ActivityUnifiedMemoryCounterKind const kinds[3] = {
-      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
-      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,
-      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD};
-  for (int i = 0; i < 3; ++i) {
-    config[i].scope = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_ALL_DEVICES;
-    config[i].kind = kinds[i];
-    config[i].deviceId = 0;
-    config[i].enable = 1;
+  // Device-to-device transfers need peer devices: a CUPTI that refuses that counter still
+  // records the other two.
+  std::string note;
+  CUptiResult r = configure_migrations(3);
+  if (r != CUPTI_SUCCESS) {
+    note = ":no device-to-device (" + result_text(r) + ")";
+    r = configure_migrations(2);
   }
-  if (CUptiResult const r = g_api.configure_um(config, 3); r != CUPTI_SUCCESS) {
+  if (r != CUPTI_SUCCESS) {
     return "unified_memory=unavailable:cuptiActivityConfigureUnifiedMemoryCounter: " +
            result_text(r);
   }
-  if (CUptiResult const r = g_api.enable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
-      r != CUPTI_SUCCESS) {
+  if (r = g_api.enable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER); r != CUPTI_SUCCESS) {
     return "unified_memory=unavailable:cuptiActivityEnable(UNIFIED_MEMORY_COUNTER): " +
            result_text(r);
   }
   g_um_on = true;
-  return "unified_memory=on";
+  return "unified_memory=on" + note;
 }
 
 /// Loads CUPTI and enables recording; on failure returns the reason.
