@@ -40,9 +40,12 @@ check configure cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
   >"$work/configure.log" 2>&1 || { tail -n 40 "$work/configure.log"; exit 1; }
 check build cmake --build "$build" -j "$(nproc)" --target nvtxpp-capture nvtxpp_inject \
   nvtxpp_corpus_unranged_kernels nvtxpp_corpus_managed_memory nvtxpp_corpus_graph_modes \
-  nvtxpp_corpus_train_steps >"$work/build.log" 2>&1 || { tail -n 40 "$work/build.log"; exit 1; }
+  nvtxpp_corpus_train_steps nvtxpp_capture_gpu_app >"$work/build.log" 2>&1 || { tail -n 40 "$work/build.log"; exit 1; }
 capture="$build/tools/capture/nvtxpp-capture"
 corpus="$build/tests/capture/corpus"
+
+step "GPU test capture_gpu.range (now also: unified memory migrations recordable here)"
+check ctest_gpu ctest --test-dir "$build" -R '^capture_gpu\.range$' --output-on-failure --timeout 300
 
 step "the programs against nsys (six reports, rows and counts)"
 regex="^corpus\.($(echo $programs | tr ' ' '|'))\$"
