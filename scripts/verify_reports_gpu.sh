@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue 32 on a GPU machine: the corpus programs that exercise what Nsight Systems' reports treat
+# Issue 32 on a GPU machine: capture_gpu.range (which now also checks that unified memory
+# migrations can be recorded there), then the corpus programs that exercise what Nsight Systems' reports treat
 # specially, each under nsys and under nvtxpp-capture, compared on the six reports
 # (tests/capture/corpus/compare_corpus.py):
 #   unranged_none, unranged_mixed    kernels outside every range (no NVTX at all; some in a range)
@@ -40,7 +41,8 @@ check configure cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
   >"$work/configure.log" 2>&1 || { tail -n 40 "$work/configure.log"; exit 1; }
 check build cmake --build "$build" -j "$(nproc)" --target nvtxpp-capture nvtxpp_inject \
   nvtxpp_corpus_unranged_kernels nvtxpp_corpus_managed_memory nvtxpp_corpus_graph_modes \
-  nvtxpp_corpus_train_steps nvtxpp_capture_gpu_app >"$work/build.log" 2>&1 || { tail -n 40 "$work/build.log"; exit 1; }
+  nvtxpp_corpus_train_steps nvtxpp_capture_gpu_app >"$work/build.log" 2>&1 || {
+  tail -n 40 "$work/build.log"; exit 1; }
 capture="$build/tools/capture/nvtxpp-capture"
 corpus="$build/tests/capture/corpus"
 
