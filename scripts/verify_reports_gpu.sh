@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 32 on a GPU machine: capture_gpu.range (which now also checks that unified memory
-# migrations can be recorded there), then the corpus programs that exercise what Nsight Systems' reports treat
-# specially, each under nsys and under nvtxpp-capture, compared on the six reports
+# migrations can be recorded there), then the corpus programs that exercise what Nsight
+# Systems' reports treat specially, each under nsys and under nvtxpp-capture, compared on the
+# six reports
 # (tests/capture/corpus/compare_corpus.py):
 #   unranged_none, unranged_mixed    kernels outside every range (no NVTX at all; some in a range)
 #   managed_prefetch, managed_faults unified memory migrations (prefetches; page faults)
@@ -47,7 +48,8 @@ capture="$build/tools/capture/nvtxpp-capture"
 corpus="$build/tests/capture/corpus"
 
 step "GPU test capture_gpu.range (now also: unified memory migrations recordable here)"
-check ctest_gpu ctest --test-dir "$build" -R '^capture_gpu\.range$' --output-on-failure --timeout 300
+check ctest_gpu ctest --test-dir "$build" -R '^capture_gpu\.range$' --output-on-failure \
+  --timeout 300
 
 step "the programs against nsys (six reports, rows and counts)"
 regex="^corpus\.($(echo $programs | tr ' ' '|'))\$"
