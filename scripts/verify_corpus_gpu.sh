@@ -46,22 +46,7 @@ for phase in $phases; do
       --timeout 900
     # One archive of the per-program tables (the device tool brings back few files).
     (cd "$build/corpus" && tar czf "$out/corpus-tables.tgz" ./*.md)
-    python3 - "$build/corpus" >"$out/corpus.md" <<'PY'
-import glob, json, os, sys
-reports = ["nvtx_sum", "nvtx_gpu_proj_sum", "nvtx_kern_sum", "cuda_gpu_kern_sum",
-           "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum"]
-print("| program | reports agreeing | " + " | ".join(reports) + " | unattributed |")
-print("|---|---|" + "---|" * len(reports) + "---|")
-for path in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
-    if path.endswith(".report.json"):
-        continue
-    r = json.load(open(path))
-    name = os.path.basename(path)[:-5]
-    agree = sum(1 for k in reports if k in r and r[k][2] == 0 and r[k][0] == r[k][1])
-    cells = [f"{r[k][0]}/{r[k][1]}" + ("" if r[k][2] == 0 else f" ({r[k][2]} off)")
-             if k in r else "-" for k in reports]
-    print(f"| {name} | {agree}/6 | " + " | ".join(cells) + f" | {r.get('unattributed') or 0} |")
-PY
+    python3 "$here/corpus_table.py" "$build/corpus" >"$out/corpus.md"
     cat "$out/corpus.md"
     ;;
   probe)

@@ -184,6 +184,56 @@ TEST_CASE("a memcpy record") {
   CHECK(conv.gpu_work() == 1);
 }
 
+TEST_CASE("unified memory transfers become migrations; other unified memory counters are skipped") {
+  c::converter conv{&fake_api_name};
+  c::gpu_out out;
+  CUpti_ActivityUnifiedMemoryCounter3 u{};
+  u.kind = CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER;
+  u.value = 65536;
+  u.start = 1000;
+  u.end = 3000;
+  u.srcId = 7;
+  u.dstId = 2;
+  u.streamId = 99;  // documented as invalid: not used
+  u.flags = CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_PREFETCH;
+  struct want {
+    CUpti_ActivityUnifiedMemoryCounterKind counter;
+    std::uint8_t copy_kind;
+    std::uint32_t device;  // the device end of the transfer
+  };
+  for (auto const& w :
+       {want{CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD, 11, 2},
+        want{CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH, 12, 7},
+        want{CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD, 13, 2}}) {
+    u.counterKind = w.counter;
+    REQUIRE(conv.convert(&u, out));
+    CHECK(out.kind == rec::gpu_record::memcpy);
+    CHECK(out.graph_node == 0);
+    auto const g = body_as<rec::gpu_memcpy>(out);
+    CHECK(g.start == 1000);
+    CHECK(g.end == 3000);
+    CHECK(g.copy_kind == w.copy_kind);
+    CHECK(rec::is_migration(g.copy_kind));
+    CHECK(g.device == w.device);
+    CHECK(g.context == 0);
+    CHECK(g.stream == rec::migration_stream);
+    CHECK(g.correlation == 0);
+    CHECK(g.bytes == 65536);
+    CHECK(g.src_kind == CUPTI_ACTIVITY_MEMORY_KIND_MANAGED);
+    CHECK(g.dst_kind == CUPTI_ACTIVITY_MEMORY_KIND_MANAGED);
+    CHECK(g.cause == CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_PREFETCH);
+  }
+  CHECK(conv.gpu_work() == 3);
+  for (auto counter : {CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT,
+                       CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT,
+                       CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THRASHING}) {
+    u.counterKind = counter;
+    CHECK_FALSE(conv.convert(&u, out));
+  }
+  CHECK(conv.gpu_work() == 3);
+  CHECK_FALSE(rec::is_migration(CUPTI_ACTIVITY_MEMCPY_KIND_PTOP));  // 10: a copy
+}
+
 TEST_CASE("a memset record") {
   c::converter conv{&fake_api_name};
   c::gpu_out out;

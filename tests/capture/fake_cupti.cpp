@@ -70,6 +70,8 @@ std::size_t record_size(CUpti_ActivityKind kind) {
       return sizeof(CUpti_ActivityAPI);
     case CUPTI_ACTIVITY_KIND_DEVICE:
       return sizeof(CUpti_ActivityDevice5);
+    case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER:
+      return sizeof(CUpti_ActivityUnifiedMemoryCounter3);
     default:
       return 0;
   }
@@ -108,6 +110,28 @@ CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type) {
 
 CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
   g_enabled[kind & 63] = true;
+  return CUPTI_SUCCESS;
+}
+
+/// Unified memory counters configured (BYTES_TRANSFER_* kinds enabled). FAKE_CUPTI_NO_UM=1: the
+/// answer of a system where CUPTI cannot profile unified memory (MPS, say);
+/// FAKE_CUPTI_NO_UM_DTOD=1: of one without peer devices, for the device-to-device counter.
+bool g_um_counter[16] = {};
+
+CUptiResult cuptiActivityConfigureUnifiedMemoryCounter(CUpti_ActivityUnifiedMemoryCounterConfig* c,
+                                                       uint32_t count) {
+  if (std::getenv("FAKE_CUPTI_NO_UM") != nullptr) {
+    return CUPTI_ERROR_UM_PROFILING_NOT_SUPPORTED;
+  }
+  for (uint32_t i = 0; i < count; ++i) {  // FAKE_CUPTI_NO_UM_DTOD=1: no peer devices
+    if (std::getenv("FAKE_CUPTI_NO_UM_DTOD") != nullptr &&
+        c[i].kind == CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD) {
+      return CUPTI_ERROR_UM_PROFILING_NOT_SUPPORTED_ON_NON_P2P_DEVICES;
+    }
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    g_um_counter[c[i].kind & 15] = c[i].enable != 0;
+  }
   return CUPTI_SUCCESS;
 }
 
@@ -531,6 +555,34 @@ __attribute__((visibility("default"))) void fake_cupti_graph_node(int event, uin
   CUpti_ResourceData r{};
   r.resourceDescriptor = &g;
   g_resource_cb(nullptr, CUPTI_CB_DOMAIN_RESOURCE, cbid, &r);
+}
+
+/// @brief Test hook: a unified memory migration of `bytes` as CUPTI reports one (a
+/// CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER record of `counter` kind, 2 us long, between the
+/// host (id 0 as the CPU's) and `device`, no correlation id), when that kind is enabled and its
+/// counter configured. `counter` 3 adds a CPU page fault count record (never configured by the
+/// client: must not appear).
+__attribute__((visibility("default"))) void fake_cupti_migration(int counter, uint64_t bytes,
+                                                                 uint32_t device) {
+  std::lock_guard<std::mutex> lock{g_mutex};
+  auto const kind = static_cast<CUpti_ActivityUnifiedMemoryCounterKind>(counter);
+  if (!g_enabled[CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER] || !g_um_counter[counter & 15]) {
+    return;
+  }
+  CUpti_ActivityUnifiedMemoryCounter3 u{};
+  u.kind = CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER;
+  u.counterKind = kind;
+  u.value = bytes;
+  u.start = now();
+  u.end = u.start + 2000;
+  u.address = 0x7f0000000000;
+  bool const to_device = kind != CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH;
+  u.srcId = to_device ? 0 : device;
+  u.dstId = to_device ? device : 0;
+  u.streamId = 0xDEAD;  // documented as invalid
+  u.processId = static_cast<uint32_t>(::getpid());
+  u.flags = CUPTI_ACTIVITY_UNIFIED_MEMORY_MIGRATION_CAUSE_USER;
+  add(u);
 }
 
 /// @brief Test hook: one cudaGraphLaunch of executable graph `graph` on CUPTI stream `stream`:

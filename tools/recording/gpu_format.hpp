@@ -97,7 +97,11 @@ struct gpu_kernel {
 };
 static_assert(sizeof(gpu_kernel) == 104);
 
-/// @brief A memory copy (CUPTI_ACTIVITY_KIND_MEMCPY).
+/// @brief A memory copy (CUPTI_ACTIVITY_KIND_MEMCPY), or a unified memory migration
+/// (CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER, counters BYTES_TRANSFER_HTOD/DTOH/DTOD): then
+/// `copy_kind` is one of the migration kinds below (Nsight Systems' ENUM_CUDA_MEMCPY_OPER ids,
+/// past CUPTI's memcpy kinds), `correlation` 0 (no API call launches a migration), `context` 0,
+/// `stream` migration_stream, and `cause` CUPTI's CUpti_ActivityUnifiedMemoryMigrationCause.
 struct gpu_memcpy {
   std::int64_t start;
   std::int64_t end;
@@ -109,10 +113,24 @@ struct gpu_memcpy {
   std::uint8_t copy_kind;  ///< CUpti_ActivityMemcpyKind (1 HtoD, 2 DtoH, 8 DtoD, ...)
   std::uint8_t src_kind;   ///< CUpti_ActivityMemoryKind
   std::uint8_t dst_kind;
-  std::uint8_t flags;  ///< CUpti_ActivityFlag bits (1: async)
-  std::uint32_t reserved;
+  std::uint8_t flags;   ///< CUpti_ActivityFlag bits (1: async)
+  std::uint32_t cause;  ///< migrations: CUpti_ActivityUnifiedMemoryMigrationCause; copies: 0
 };
 static_assert(sizeof(gpu_memcpy) == 48);
+
+/// @brief gpu_memcpy::copy_kind of unified memory migrations (ENUM_CUDA_MEMCPY_OPER's ids:
+/// "Unified Host-to-Device", "Unified Device-to-Host", "Unified Device-to-Device").
+enum class migration_kind : std::uint8_t { htod = 11, dtoh = 12, dtod = 13 };
+
+/// @brief Whether a gpu_memcpy is a unified memory migration.
+[[nodiscard]] constexpr bool is_migration(std::uint8_t copy_kind) noexcept {
+  return copy_kind >= static_cast<std::uint8_t>(migration_kind::htod) &&
+         copy_kind <= static_cast<std::uint8_t>(migration_kind::dtod);
+}
+
+/// @brief gpu_memcpy::stream of migrations: CUPTI gives no valid stream for them, so they have
+/// a track of their own per device ("Unified memory").
+inline constexpr std::uint32_t migration_stream = 0xFFFFFFFEu;
 
 /// @brief A memset (CUPTI_ACTIVITY_KIND_MEMSET).
 struct gpu_memset {
@@ -165,7 +183,8 @@ static_assert(sizeof(gpu_api) == 48);
 ///   dropped=<n>        records CUPTI dropped (buffers full), added up over the process
 ///   device=<id>:<name> a device that ran activity
 ///   gpu_work=none      the process ended having seen no GPU activity although CUPTI was loaded
-inline constexpr char gpu_info_keys[] = "cupti dropped device gpu_work";
+///   unified_memory=on|unavailable:<reason>  whether unified memory migrations are recorded
+inline constexpr char gpu_info_keys[] = "cupti dropped device gpu_work unified_memory";
 
 /// @brief A CUDA API function's name without CUPTI's version suffix ("cudaMemcpyAsync_v3020" ->
 /// "cudaMemcpyAsync"): how the JSON output shows it. API records keep CUPTI's full name, as

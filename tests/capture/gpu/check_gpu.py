@@ -41,6 +41,9 @@ def common(f, work=True):
     check(not f.info_values("dropped"), f"no records dropped: {f.info_values('dropped')}")
     check(not f.info_values("cupti_flush"), f"the final flush finished: {f.info}")
     check(bool(f.info_values("gpu_work")) != work, f"gpu_work=none only without GPU work: {f.info}")
+    um = f.info_values("unified_memory")
+    check(len(um) == 1 and um[0].startswith("on"),
+          f"unified memory migrations recorded on this GPU: {um}")
     # Device names are a nice-to-have (CUPTI's DEVICE records): reported, not required.
     print("note: device info records:", f.info_values("device"))
 

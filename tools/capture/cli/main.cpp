@@ -80,6 +80,11 @@ constexpr char usage[] =
     "                      that launch GPU work outside them (cuLaunchKernel, cuMemcpy*,\n"
     "                      cuMemset*, cuGraphLaunch: Numba, cuBLASLt); all: every driver API\n"
     "                      call too (each runtime call makes several: costlier per launch)\n"
+    "      --cuda-graph-trace=graph|node  CUDA graph launches in the outputs (Nsight Systems'\n"
+    "                      option): node (default) each node's kernel, copy or memset; graph\n"
+    "                      one row per launch (SQLite CUPTI_ACTIVITY_KIND_GRAPH_TRACE), its\n"
+    "                      nodes' work in no kernel or memory report, as nsys's default. Graph\n"
+    "                      ranges in both (docs/graphs.md)\n"
     "capture control (Nsight Systems' names; docs/capture-control.md):\n"
     "      --capture-range=none|cudaProfilerApi|nvtx  record only between cudaProfilerStart and\n"
     "                      cudaProfilerStop, or inside the NVTX range --nvtx-capture names\n"
@@ -309,6 +314,12 @@ int main(int argc, char** argv) {
       if (cuda_api != "runtime" && cuda_api != "all") {
         fail(2, "--cuda-api takes runtime or all, not '" + cuda_api + "'");
       }
+    } else if (a.rfind("--cuda-graph-trace=", 0) == 0) {
+      std::string const mode = a.substr(19);
+      if (mode != "graph" && mode != "node") {
+        fail(2, "--cuda-graph-trace takes graph or node, not '" + mode + "'");
+      }
+      sopt.graphs = mode == "graph" ? cap::graph_trace::graph : cap::graph_trace::node;
     } else if (a == "--cuda" || a.rfind("--cuda=", 0) == 0) {
       cuda_mode = a == "--cuda" ? value("--cuda") : a.substr(7);
       if (!valid_cuda_mode(cuda_mode)) {

@@ -42,7 +42,7 @@ outputs_result write_outputs(std::string const& raw_dir, std::string const& outp
   auto sum = std::make_unique<summary_sink>();
   read_totals totals;
   try {
-    reader rd{raw_dir, sopt.max_warning_lines};
+    reader rd{raw_dir, sopt.max_warning_lines, sopt.graphs};
     if (trace) {
       rd.add_sink(*trace);
     }
@@ -60,7 +60,7 @@ outputs_result write_outputs(std::string const& raw_dir, std::string const& outp
     if (summary) {
       sum = std::make_unique<summary_sink>();
       try {
-        reader rd{raw_dir, sopt.max_warning_lines};
+        reader rd{raw_dir, sopt.max_warning_lines, sopt.graphs};
         rd.add_sink(*sum);
         totals = rd.run();
       } catch (std::exception const& e2) {

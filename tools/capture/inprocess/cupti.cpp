@@ -92,6 +92,8 @@ struct api_table {
   decltype(&::cuptiGetStreamIdEx) stream_id;
   // Optional: activity records for chosen driver functions (CUPTI 12.6 and later).
   decltype(&::cuptiActivityEnableDriverApi) enable_driver_api;
+  // Optional: unified memory migrations.
+  decltype(&::cuptiActivityConfigureUnifiedMemoryCounter) configure_um;
 };
 api_table g_api{};
 
@@ -688,6 +690,7 @@ std::string start_driver_launches(void* lib) {
 std::mutex g_window_mutex;
 bool g_kinds_ready = false;  ///< start_cupti enabled its kinds (under g_window_mutex)
 bool g_kinds_on = true;
+bool g_um_on = false;  ///< unified memory migrations are recorded (start_unified_memory)
 CUpti_ActivityKind g_kernel_kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
 
 /// Enables or disables the recorded kinds (caller holds g_window_mutex).
@@ -708,7 +711,64 @@ void set_kinds(bool on) noexcept {
       g_api.disable(kind);
     }
   }
+  if (g_um_on) {
+    if (on) {
+      g_api.enable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+    } else {
+      g_api.disable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+    }
+  }
   enable_launch_cbids(on);
+}
+
+/// Enables the first `count` of the transfer counters: host to device, device to host, device to
+/// device.
+CUptiResult configure_migrations(std::uint32_t count) noexcept {
+  CUpti_ActivityUnifiedMemoryCounterKind const kinds[3] = {
+      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
+      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,
+      CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD};
+  CUpti_ActivityUnifiedMemoryCounterConfig config[3]{};
+  for (std::uint32_t i = 0; i < count && i < 3; ++i) {
+    config[i].scope = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_ALL_DEVICES;
+    config[i].kind = kinds[i];
+    config[i].deviceId = 0;
+    config[i].enable = 1;
+  }
+  return g_api.configure_um(config, count);
+}
+
+/// Records unified memory migrations (host to device, device to host, device to device), as
+/// Nsight Systems does by default with CUDA tracing; `NVTXPP_UNIFIED_MEMORY=off` leaves them
+/// out. Returns the `unified_memory` info record's text: on, off, or why CUPTI cannot (no
+/// support on this system: MPS, devices without peer access, a CUPTI without the function).
+std::string start_unified_memory(void* lib) {
+  if (char const* v = std::getenv("NVTXPP_UNIFIED_MEMORY");
+      v != nullptr && std::strcmp(v, "off") == 0) {
+    return "unified_memory=off";
+  }
+  std::string why;
+  if (!resolve(lib, "cuptiActivityConfigureUnifiedMemoryCounter", g_api.configure_um, why)) {
+    return "unified_memory=unavailable:" + why;
+  }
+  // Device-to-device transfers need peer devices: a CUPTI that refuses that counter still
+  // records the other two.
+  std::string note;
+  CUptiResult r = configure_migrations(3);
+  if (r != CUPTI_SUCCESS) {
+    note = ":no device-to-device (" + result_text(r) + ")";
+    r = configure_migrations(2);
+  }
+  if (r != CUPTI_SUCCESS) {
+    return "unified_memory=unavailable:cuptiActivityConfigureUnifiedMemoryCounter: " +
+           result_text(r);
+  }
+  if (r = g_api.enable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER); r != CUPTI_SUCCESS) {
+    return "unified_memory=unavailable:cuptiActivityEnable(UNIFIED_MEMORY_COUNTER): " +
+           result_text(r);
+  }
+  g_um_on = true;
+  return "unified_memory=on" + note;
 }
 
 /// Loads CUPTI and enables recording; on failure returns the reason.
@@ -788,6 +848,7 @@ std::string start_cupti() {
   }
   g_api.enable(CUPTI_ACTIVITY_KIND_DEVICE);  // device names: nice to have
   write_info(start_driver_launches(lib));
+  write_info(start_unified_memory(lib));
   start_stream_names(lib);
   {
     std::lock_guard<std::mutex> lock{g_window_mutex};

@@ -47,7 +47,8 @@ class converter {
   explicit converter(api_name_fn api_name) noexcept : api_name_{api_name} {}
 
   /// @brief Converts one record (a `CUpti_Activity*` of the CUDA 13 layouts: Kernel10, Memcpy6,
-  /// Memset4, Synchronization2, API, Device5). Names first seen here are appended to
+  /// Memset4, Synchronization2, API, Device5, UnifiedMemoryCounter3: migrations, as gpu_memcpy).
+  /// Names first seen here are appended to
   /// new_strings(); write them before `out`.
   /// @return false for kinds it does not convert (the record is skipped).
   bool convert(void const* activity, gpu_out& out);

@@ -52,6 +52,38 @@ void put(gpu_out& out, rec::gpu_record kind, T const& body) noexcept {
 
 std::int64_t ns(std::uint64_t t) noexcept { return static_cast<std::int64_t>(t); }
 
+/// A unified memory migration as a gpu_memcpy (gpu_format.hpp); false for other counters.
+bool convert_migration(CUpti_ActivityUnifiedMemoryCounter3 const& u, gpu_out& out) noexcept {
+  // Transfers only: page faults, thrashing and the like are other counter kinds (not enabled).
+  rec::migration_kind kind{};
+  switch (u.counterKind) {
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD:
+      kind = rec::migration_kind::htod;
+      break;
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH:
+      kind = rec::migration_kind::dtoh;
+      break;
+    case CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD:
+      kind = rec::migration_kind::dtod;
+      break;
+    default:
+      return false;
+  }
+  rec::gpu_memcpy g{};
+  g.start = ns(u.start);
+  g.end = ns(u.end);
+  // The GPU end of the transfer: the destination, but the source when data leaves a device.
+  g.device = kind == rec::migration_kind::dtoh ? u.srcId : u.dstId;
+  g.stream = rec::migration_stream;  // CUPTI documents the record's streamId as invalid
+  g.bytes = u.value;
+  g.copy_kind = static_cast<std::uint8_t>(kind);
+  g.src_kind = CUPTI_ACTIVITY_MEMORY_KIND_MANAGED;
+  g.dst_kind = CUPTI_ACTIVITY_MEMORY_KIND_MANAGED;
+  g.cause = u.flags;
+  put(out, rec::gpu_record::memcpy, g);
+  return true;
+}
+
 }  // namespace
 
 bool converter::convert(void const* activity, gpu_out& out) {
@@ -111,6 +143,13 @@ bool converter::convert(void const* activity, gpu_out& out) {
       ++gpu_work_;
       return true;
     }
+    case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER:
+      if (!convert_migration(*static_cast<CUpti_ActivityUnifiedMemoryCounter3 const*>(activity),
+                             out)) {
+        return false;
+      }
+      ++gpu_work_;
+      return true;
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       auto const& m = *static_cast<CUpti_ActivityMemset4 const*>(activity);
       rec::gpu_memset g{};

@@ -574,11 +574,17 @@ void json_sink::on_memcpy(memcpy_info const& m) {
   auto& b = d_->begin();
   gpu_op_head(b, fmt::format("[CUDA memcpy {}]", memcpy_kind_name(r.copy_kind)), "cuda_memcpy",
               m.pid, track, r.start, r.end, d_->base_ns);
-  fmt::format_to(std::back_inserter(b),
-                 "\"bytes\":{},\"kind\":\"{}\",\"async\":{},\"device\":{},\"context\":{},"
-                 "\"stream\":{},\"correlation\":{}}}",
-                 r.bytes, memcpy_kind_name(r.copy_kind), (r.flags & 1U) != 0, r.device, r.context,
-                 r.stream, r.correlation);
+  if (recording::is_migration(r.copy_kind)) {  // unified memory: no stream, no launching call
+    fmt::format_to(std::back_inserter(b),
+                   "\"bytes\":{},\"kind\":\"{}\",\"device\":{},\"migration_cause\":{}}}", r.bytes,
+                   memcpy_kind_name(r.copy_kind), r.device, r.cause);
+  } else {
+    fmt::format_to(std::back_inserter(b),
+                   "\"bytes\":{},\"kind\":\"{}\",\"async\":{},\"device\":{},\"context\":{},"
+                   "\"stream\":{},\"correlation\":{}}}",
+                   r.bytes, memcpy_kind_name(r.copy_kind), (r.flags & 1U) != 0, r.device, r.context,
+                   r.stream, r.correlation);
+  }
   d_->end();
   ++events_;
   d_->op(m.pid, r.correlation, r.start, track);
@@ -613,6 +619,21 @@ void json_sink::on_graph_range(graph_range_info const& g) {
   ++events_;
 }
 
+void json_sink::on_graph_launch(graph_launch_info const& g) {
+  auto const track = gpu_track(g.device, g.stream);
+  auto& b = d_->begin();
+  gpu_op_head(b, fmt::format("CUDA graph {}", g.graph), "cuda_graph", g.pid, track, g.start_ns,
+              g.end_ns, d_->base_ns);
+  fmt::format_to(std::back_inserter(b),
+                 "\"graph\":{},\"kernels\":{},\"memcpys\":{},\"memsets\":{},\"device\":{},"
+                 "\"context\":{},\"stream\":{},\"correlation\":{}}}",
+                 g.graph, g.kernels, g.memcpys, g.memsets, g.device, g.context, g.stream,
+                 g.correlation);
+  d_->end();
+  ++events_;
+  d_->op(g.pid, g.correlation, g.start_ns, track);
+}
+
 void json_sink::on_api(api_info const& a) {
   auto const& r = a.raw;
   auto& b = d_->begin();
@@ -632,7 +653,10 @@ void json_sink::on_api(api_info const& a) {
 
 void json_sink::on_gpu_stream(gpu_stream_info const& s) {
   auto const track = gpu_track(s.device, s.stream);
-  std::string name = s.name.empty() ? fmt::format("CUDA stream {}", s.stream) : std::string{s.name};
+  bool const migrations = s.stream == recording::migration_stream;
+  std::string name = migrations       ? std::string{"Unified memory"}
+                     : s.name.empty() ? fmt::format("CUDA stream {}", s.stream)
+                                      : std::string{s.name};
   if (s.device != 0) {
     name += fmt::format(" (device {})", s.device);
   }
@@ -649,7 +673,7 @@ void json_sink::on_gpu_stream(gpu_stream_info const& s) {
   fmt::format_to(std::back_inserter(c),
                  "\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"args\":{{"
                  "\"sort_index\":{}}}",
-                 s.pid, track, 1000000U + s.stream);
+                 s.pid, track, migrations ? 999999U : 1000000U + s.stream);
   d_->end();
   events_ += 2;
 }

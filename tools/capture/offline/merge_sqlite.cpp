@@ -288,7 +288,13 @@ class merger {
     out_.exec("DETACH DATABASE src");
   }
 
-  void finish() { out_.exec("DROP INDEX main.nvtxpp_merge_value"); }
+  void finish() {
+    out_.exec("DROP INDEX main.nvtxpp_merge_value");
+    // As each input (sqlite_writer::drop_if_empty): no NVTX_EVENTS table without NVTX events.
+    if (out_.scalar("SELECT count(*) FROM main.NVTX_EVENTS") == 0) {
+      out_.exec("DROP TABLE main.NVTX_EVENTS");
+    }
+  }
 
  private:
   void attach(merge_input const& in) {

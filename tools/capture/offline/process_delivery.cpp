@@ -1,6 +1,7 @@
 // Delivering a process: a read process file's events, in order, to the sinks
 // (trace_model_internal.hpp).
 
+#include "graph_launches.hpp"
 #include "graph_ranges.hpp"
 #include "heap_usage.hpp"
 #include "launch_index.hpp"
@@ -39,8 +40,8 @@ struct open_range {
 class process_reader {
  public:
   process_reader(process_file& pf, std::vector<trace_sink*> const& sinks, read_totals& totals,
-                 std::size_t max_warnings)
-      : pf_{pf}, sinks_{sinks}, totals_{totals}, max_warnings_{max_warnings} {}
+                 std::size_t max_warnings, graph_trace graphs)
+      : pf_{pf}, sinks_{sinks}, totals_{totals}, max_warnings_{max_warnings}, mode_{graphs} {}
 
   void run() {
     pid_ = pf_.header.pid;
@@ -264,18 +265,31 @@ class process_reader {
     return offset;
   }
 
-  /// Graph work: the gpu_graph_tail after the struct (cupti.cpp appends it), if any.
+  /// Graph work: the gpu_graph_tail after the struct (cupti.cpp appends it), if any. Returns
+  /// true when the work is folded into its launch (graph_trace::graph): not to be delivered.
   template <class G, class W>
-  void graph_tail(G const& g, std::size_t body, W& w, graph_ranges::work_kind kind) {
-    if (g.size >= body + sizeof(rec::gpu_graph_tail)) {
-      auto const t = rec::load<rec::gpu_graph_tail>(g.body + body);
-      w.graph_node = t.node;
-      w.graph = t.graph;
-      if (t.node != 0) {
-        graphs_.on_work(kind, t.node, t.graph, w.raw.device, w.raw.context, w.raw.stream,
-                        w.raw.correlation, w.raw.start, w.raw.end);
-      }
+  bool graph_tail(G const& g, std::size_t body, W& w, graph_ranges::work_kind kind) {
+    if (g.size < body + sizeof(rec::gpu_graph_tail)) {
+      return false;
     }
+    auto const t = rec::load<rec::gpu_graph_tail>(g.body + body);
+    w.graph_node = t.node;
+    w.graph = t.graph;
+    if (t.node == 0) {
+      return false;
+    }
+    graphs_.on_work(kind, t.node, t.graph, w.raw.device, w.raw.context, w.raw.stream,
+                    w.raw.correlation, w.raw.start, w.raw.end);
+    if (mode_ != graph_trace::graph) {
+      return false;
+    }
+    auto const folded = kind == graph_ranges::work_kind::kernel   ? graph_launches::work::kernel
+                        : kind == graph_ranges::work_kind::memcpy ? graph_launches::work::memcpy
+                                                                  : graph_launches::work::memset;
+    launches_.add(pid_, folded, w.raw.correlation, t.graph, w.raw.device, w.raw.context,
+                  w.raw.stream, w.raw.start, w.raw.end);
+    note_stream(w.raw.device, w.raw.context, w.raw.stream);
+    return true;
   }
 
   /// The process's API records, for launch_index; and whether the recording lists every driver
@@ -357,7 +371,9 @@ class process_reader {
             it->second = demangle(k.name);
           }
           k.demangled = it->second.empty() ? k.name : std::string_view{it->second};
-          graph_tail(g, sizeof k.raw, k, graph_ranges::work_kind::kernel);
+          if (graph_tail(g, sizeof k.raw, k, graph_ranges::work_kind::kernel)) {
+            break;
+          }
           note_stream(k.raw.device, k.raw.context, k.raw.stream);
           ++totals_.gpu_ops;
           each([&](trace_sink& s) { s.on_kernel(k); });
@@ -372,8 +388,14 @@ class process_reader {
             break;
           }
           shift(m.raw);
-          attribute(m.raw, launches, 1);
-          graph_tail(g, sizeof m.raw, m, graph_ranges::work_kind::memcpy);
+          if (rec::is_migration(m.raw.copy_kind)) {
+            ++totals_.migrations;  // no launching call, by nature: not unattributed
+          } else {
+            attribute(m.raw, launches, 1);
+          }
+          if (graph_tail(g, sizeof m.raw, m, graph_ranges::work_kind::memcpy)) {
+            break;
+          }
           note_stream(m.raw.device, m.raw.context, m.raw.stream);
           ++totals_.gpu_ops;
           each([&](trace_sink& s) { s.on_memcpy(m); });
@@ -389,7 +411,9 @@ class process_reader {
           }
           shift(m.raw);
           attribute(m.raw, launches, 2);
-          graph_tail(g, sizeof m.raw, m, graph_ranges::work_kind::memset);
+          if (graph_tail(g, sizeof m.raw, m, graph_ranges::work_kind::memset)) {
+            break;
+          }
           note_stream(m.raw.device, m.raw.context, m.raw.stream);
           ++totals_.gpu_ops;
           each([&](trace_sink& s) { s.on_memset(m); });
@@ -445,6 +469,10 @@ class process_reader {
           } else if (i.key == "cupti" && i.value.rfind("unavailable", 0) == 0) {
             warn("gpu_unavailable",
                  fmt::format("pid {}: no GPU activity recorded: CUPTI {}", pid_, i.value));
+          } else if (i.key == "unified_memory" && i.value.rfind("unavailable", 0) == 0) {
+            warn("um_unavailable",
+                 fmt::format("pid {}: unified memory migrations not recorded: CUPTI {}", pid_,
+                             i.value));
           }
           each([&](trace_sink& s) { s.on_gpu_info(i); });
           break;
@@ -453,6 +481,10 @@ class process_reader {
           break;
       }
     }
+    launches_.finish([&](graph_launch_info const& l) {
+      ++totals_.graph_launches;
+      each([&](trace_sink& s) { s.on_graph_launch(l); });
+    });
     if (std::uint64_t const n = unattributed_[0] + unattributed_[1] + unattributed_[2]; n != 0) {
       warn("gpu_unattributed",
            fmt::format("pid {}: {} GPU operation(s) with no launching CUDA API call in the "
@@ -704,14 +736,16 @@ class process_reader {
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, int> streams_;
   std::unordered_map<std::uint32_t, std::string> stream_names_;
   graph_ranges graphs_;  // CUDA graph work under capture-time ranges (offline/graph_ranges.hpp)
-  heap_usage heaps_;     // NVTX memory heaps' bytes in use (offline/heap_usage.hpp)
+  graph_trace mode_;
+  graph_launches launches_;  // graph_trace::graph: node work folded per launch
+  heap_usage heaps_;         // NVTX memory heaps' bytes in use (offline/heap_usage.hpp)
 };
 
 }  // namespace
 
 void deliver_process(process_file& pf, std::vector<trace_sink*> const& sinks, read_totals& totals,
-                     std::size_t max_warnings) {
-  process_reader{pf, sinks, totals, max_warnings}.run();
+                     std::size_t max_warnings, graph_trace graphs) {
+  process_reader{pf, sinks, totals, max_warnings, graphs}.run();
 }
 
 }  // namespace nvtxpp::capture::detail

@@ -217,7 +217,24 @@ class sqlite_sink final : public trace_sink {
     r.copy_kind = raw.copy_kind;  // CUPTI's memcpy kinds are ENUM_CUDA_MEMCPY_OPER's ids
     r.src_kind = nsys_mem_kind(raw.src_kind);
     r.dst_kind = nsys_mem_kind(raw.dst_kind);
+    if (recording::is_migration(raw.copy_kind)) {
+      r.stream = 0;  // CUPTI gives migrations no stream (the trace's own track id is ours)
+      r.migration_cause = raw.cause;
+    }
     w_.memcpy(r);
+  }
+
+  void on_graph_launch(graph_launch_info const& g) override {
+    nsys_graph_trace_row r;
+    r.start = t(g.start_ns);
+    r.end = t(g.end_ns);
+    r.device = g.device;
+    r.context = g.context;
+    r.stream = g.stream;
+    r.correlation = g.correlation;
+    r.graph = g.graph;
+    r.global_pid = nsys_global_pid(g.pid);
+    w_.graph_trace(r);
   }
 
   void on_memset(memset_info const& m) override {
@@ -288,6 +305,7 @@ class sqlite_sink final : public trace_sink {
     for (auto const& [name, value] : launch_metadata()) {  // rank and host, for merge
       w_.capture_meta(name, value);
     }
+    w_.drop_if_empty("NVTX_EVENTS");  // no NVTX: no table, as in nsys's export
     w_.finish();
   }
 

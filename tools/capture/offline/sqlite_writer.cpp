@@ -81,6 +81,7 @@ struct sqlite_writer::impl {
   statement schema_ins, schema_entry_ins;
   statement gsource_ins, gtype_ins, gfield_ins, gevent_ins, gdata_ins;
   statement graph_range_ins;  ///< NVTXPP_GRAPH_RANGES, prepared with the table (first row)
+  statement graph_trace_ins;  ///< CUPTI_ACTIVITY_KIND_GRAPH_TRACE, likewise
   statement string_ins, nvtx_ins, kernel_ins, memcpy_ins, memset_ins, sync_ins, api_ins, thread_ins,
       process_ins, stream_ins, capture_ins, export_ins, session_ins;
 
@@ -117,10 +118,11 @@ struct sqlite_writer::impl {
   ~impl() {
     // Statements first: sqlite3_close refuses while any is alive.
     for (statement* s :
-         {&schema_ins, &schema_entry_ins, &gsource_ins,    &gtype_ins,   &gfield_ins, &gevent_ins,
-          &gdata_ins,  &string_ins,       &nvtx_ins,       &kernel_ins,  &memcpy_ins, &memset_ins,
-          &sync_ins,   &api_ins,          &thread_ins,     &process_ins, &stream_ins, &capture_ins,
-          &export_ins, &session_ins,      &graph_range_ins}) {
+         {&schema_ins,      &schema_entry_ins, &gsource_ins, &gtype_ins,  &gfield_ins,
+          &gevent_ins,      &gdata_ins,        &string_ins,  &nvtx_ins,   &kernel_ins,
+          &memcpy_ins,      &memset_ins,       &sync_ins,    &api_ins,    &thread_ins,
+          &process_ins,     &stream_ins,       &capture_ins, &export_ins, &session_ins,
+          &graph_range_ins, &graph_trace_ins}) {
       s->finalize();
     }
     if (db != nullptr) {
@@ -297,7 +299,7 @@ sqlite_writer::sqlite_writer(std::string path, options opts)
   d.prepare(d.memcpy_ins,
             "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, "
             "greenContextId, streamId, correlationId, globalPid, bytes, copyKind, srcKind, "
-            "dstKind, copyCount) VALUES (?,?,?,?,0,?,?,?,?,?,?,?,1)");
+            "dstKind, migrationCause, copyCount) VALUES (?,?,?,?,0,?,?,?,?,?,?,?,?,1)");
   d.prepare(d.memset_ins,
             "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, "
             "greenContextId, streamId, correlationId, globalPid, value, bytes, memKind) "
@@ -562,12 +564,17 @@ void sqlite_writer::memcpy(nsys_memcpy_row const& r) {
   bind(s, 3, std::int64_t{r.device});
   bind(s, 4, std::int64_t{r.context});
   bind(s, 5, std::int64_t{r.stream});
-  bind(s, 6, std::int64_t{r.correlation});
+  if (r.migration_cause) {  // a migration: no launching call
+    bind_null(s, 6);
+  } else {
+    bind(s, 6, std::int64_t{r.correlation});
+  }
   bind(s, 7, r.global_pid);
   bind_u64(s, 8, r.bytes);
   bind(s, 9, std::int64_t{r.copy_kind});
   bind(s, 10, std::int64_t{r.src_kind});
   bind(s, 11, std::int64_t{r.dst_kind});
+  bind(s, 12, r.migration_cause);
   d.step(d.memcpy_ins);
   ++rows_;
 }
@@ -618,6 +625,51 @@ void sqlite_writer::graph_range(nvtxpp_graph_range_row const& r) {
   bind(s, 18, r.busy_ns);
   d.step(d.graph_range_ins);
   ++rows_;
+}
+
+void sqlite_writer::graph_trace(nsys_graph_trace_row const& r) {
+  auto& d = live();
+  if (d.graph_trace_ins.get() == nullptr) {
+    // The columns of Nsight Systems 2025.3's export (seen on the GPU machine).
+    d.exec(R"sql(CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (
+  start INTEGER NOT NULL,
+  end INTEGER NOT NULL,
+  deviceId INTEGER NOT NULL,
+  contextId INTEGER NOT NULL,
+  greenContextId INTEGER,
+  streamId INTEGER NOT NULL,
+  correlationId INTEGER,
+  globalPid INTEGER,
+  graphId INTEGER NOT NULL,
+  graphExecId INTEGER))sql");
+    d.prepare(d.graph_trace_ins,
+              "INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start, end, deviceId, contextId, "
+              "greenContextId, streamId, correlationId, globalPid, graphId) "
+              "VALUES (?,?,?,?,0,?,?,?,?)");
+  }
+  sqlite3_stmt* s = d.graph_trace_ins.get();
+  bind(s, 1, r.start);
+  bind(s, 2, r.end);
+  bind(s, 3, std::int64_t{r.device});
+  bind(s, 4, std::int64_t{r.context});
+  bind(s, 5, std::int64_t{r.stream});
+  bind(s, 6, std::int64_t{r.correlation});
+  bind(s, 7, r.global_pid);
+  bind(s, 8, std::int64_t{r.graph});
+  d.step(d.graph_trace_ins);
+  ++rows_;
+}
+
+void sqlite_writer::drop_if_empty(std::string_view table) {
+  auto& d = live();
+  std::string const name{table};
+  statement q;
+  d.prepare(q, ("SELECT EXISTS (SELECT 1 FROM \"" + name + "\")").c_str());
+  bool const empty = sqlite3_step(q.get()) == SQLITE_ROW && sqlite3_column_int(q.get(), 0) == 0;
+  q.finalize();
+  if (empty) {
+    d.exec(("DROP TABLE \"" + name + "\"").c_str());
+  }
 }
 
 void sqlite_writer::memset(nsys_memset_row const& r) {

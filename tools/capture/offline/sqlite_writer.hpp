@@ -134,6 +134,16 @@ struct nsys_memcpy_row {
   std::int64_t global_pid = 0;
   std::uint64_t bytes = 0;
   std::int32_t copy_kind = 0, src_kind = 0, dst_kind = 0;
+  /// Unified memory migrations (copy kinds 11 to 13): CUPTI's migration cause; the row then has
+  /// no correlationId. Empty for copies.
+  std::optional<std::int64_t> migration_cause;
+};
+
+/// @brief One CUPTI_ACTIVITY_KIND_GRAPH_TRACE row: a CUDA graph launch as a whole.
+struct nsys_graph_trace_row {
+  std::int64_t start = 0, end = 0;
+  std::uint32_t device = 0, context = 0, stream = 0, correlation = 0, graph = 0;
+  std::int64_t global_pid = 0;
 };
 
 /// @brief One CUPTI_ACTIVITY_KIND_MEMSET row (mem_kind: ENUM_CUDA_MEM_KIND).
@@ -230,6 +240,13 @@ class sqlite_writer {
   /// @brief An NVTXPP_GRAPH_RANGES row (the table is created on the first one, so exports
   /// without CUDA graph work keep Nsight Systems' tables only).
   void graph_range(nvtxpp_graph_range_row const& row);
+  /// @brief A CUPTI_ACTIVITY_KIND_GRAPH_TRACE row (the table is created on the first one, as
+  /// Nsight Systems' export has it only with `--cuda-graph-trace=graph` and graph launches).
+  void graph_trace(nsys_graph_trace_row const& row);
+  /// @brief Drops `table` when it holds no row: Nsight Systems' export leaves out the tables it
+  /// has nothing for, and its reports skip a file without them (nvtx_kern_sum reads a file
+  /// without NVTX_EVENTS as "no NVTX data", not as every kernel under no range).
+  void drop_if_empty(std::string_view table);
   /// @brief A ThreadNames row (priority 0, as nsys writes for unknown priority).
   void thread_name(std::int64_t global_tid, std::string_view name);
   /// @brief A PROCESSES row.

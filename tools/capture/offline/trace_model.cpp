@@ -93,13 +93,19 @@ char const* memcpy_kind_name(std::uint8_t copy_kind) noexcept {
       return "Host-to-Host";
     case 10:
       return "Peer-to-Peer";
+    case 11:
+      return "Unified Host-to-Device";
+    case 12:
+      return "Unified Device-to-Host";
+    case 13:
+      return "Unified Device-to-Device";
     default:
       return "Unknown";
   }
 }
 
-reader::reader(std::string raw_dir, std::size_t max_warning_lines)
-    : dir_{std::move(raw_dir)}, max_warning_lines_{max_warning_lines} {}
+reader::reader(std::string raw_dir, std::size_t max_warning_lines, graph_trace graphs)
+    : dir_{std::move(raw_dir)}, max_warning_lines_{max_warning_lines}, graphs_{graphs} {}
 
 void reader::add_sink(trace_sink& sink) { sinks_.push_back(&sink); }
 
@@ -137,7 +143,7 @@ read_totals reader::run() {
         continue;  // unreadable: nothing to merge; a cut-short file still merges what it has
       }
     }
-    detail::deliver_process(pf, sinks_, totals, max_warning_lines_);
+    detail::deliver_process(pf, sinks_, totals, max_warning_lines_, graphs_);
   }
   for (auto* s : sinks_) {
     s->finish();

@@ -10,6 +10,7 @@
 /// Order of delivery, per process file (files in name order):
 ///   begin_process, on_domain*, on_category*, on_schema*, on_counter*, on_thread*,
 ///   GPU records (on_kernel, on_memcpy, on_memset, on_sync, on_api, on_gpu_info) in file order,
+///   then, with graph_trace::graph, on_graph_launch* (one per CUDA graph launch, by start),
 ///   NVTX events thread by thread (on_range at the range's end, on_mark, on_counter_sample,
 ///   on_resource, on_warning), then the ranges still open at the end (unterminated),
 ///   on_graph_range* (GPU-side instances of ranges in CUDA graph launches), on_gpu_stream*
@@ -165,7 +166,31 @@ struct kernel_info {
   std::uint32_t graph = 0;       ///< CUPTI graphId when run by a graph launch, else 0
 };
 
-/// @brief A memory copy.
+/// @brief How CUDA graph work is delivered (Nsight Systems' `--cuda-graph-trace`). The recording
+/// always holds each node's work (graph ranges need it); the mode chooses what sinks see.
+enum class graph_trace : std::uint8_t {
+  node,   ///< each node's kernel, copy or memset, as without graphs (graph_node set)
+  graph,  ///< one on_graph_launch per launch instead: its nodes' work is not delivered
+};
+
+/// @brief One CUDA graph launch as a whole (graph_trace::graph; CUPTI's GRAPH_TRACE record):
+/// from its first node's start to its last node's end, on the stream where the first ran.
+struct graph_launch_info {
+  std::uint32_t pid = 0;
+  std::uint32_t device = 0;
+  std::uint32_t context = 0;
+  std::uint32_t stream = 0;
+  std::int64_t start_ns = 0;
+  std::int64_t end_ns = 0;
+  std::uint32_t correlation = 0;  ///< the launching call's (as its nodes' work carried)
+  std::uint32_t graph = 0;        ///< CUPTI graph id of the nodes' work
+  std::uint32_t kernels = 0;      ///< its nodes' work, by kind
+  std::uint32_t memcpys = 0;
+  std::uint32_t memsets = 0;
+};
+
+/// @brief A memory copy, or a unified memory migration (recording::is_migration(raw.copy_kind):
+/// no launching call, raw.stream recording::migration_stream).
 struct memcpy_info {
   std::uint32_t pid = 0;
   recording::gpu_memcpy raw{};
@@ -300,6 +325,8 @@ class trace_sink {
   /// @brief A range's GPU-side instance in one CUDA graph launch (after the process's ranges,
   /// in start order; see graph_range_info).
   virtual void on_graph_range(graph_range_info const&) {}
+  /// @brief A CUDA graph launch as a whole (graph_trace::graph only; see graph_launch_info).
+  virtual void on_graph_launch(graph_launch_info const&) {}
   virtual void on_warning(warning_info const&) {}
   /// @brief The process's last event was delivered; `info` now has end_ns, finished, killed.
   virtual void end_process(process_info const&) {}
@@ -314,6 +341,8 @@ struct read_totals {
   std::uint64_t marks = 0;            ///< instant events delivered
   std::uint64_t counter_samples = 0;  ///< counter samples delivered
   std::uint64_t gpu_ops = 0;          ///< kernels, memcpys, memsets
+  std::uint64_t graph_launches = 0;   ///< CUDA graph launches (graph_trace::graph), not in gpu_ops
+  std::uint64_t migrations = 0;       ///< unified memory migrations (in gpu_ops too)
   std::uint64_t api_calls = 0;
   /// GPU operations whose launching API call is not in the recording (delivered all the same,
   /// under no NVTX range): kernels, copies, memsets.
@@ -326,7 +355,9 @@ struct read_totals {
 class reader {
  public:
   /// @param max_warning_lines warnings kept verbatim in read_totals::warnings
-  explicit reader(std::string raw_dir, std::size_t max_warning_lines = 20);
+  /// @param graphs how CUDA graph work is delivered
+  explicit reader(std::string raw_dir, std::size_t max_warning_lines = 20,
+                  graph_trace graphs = graph_trace::node);
   /// @brief Adds a sink (not owned; must outlive run()).
   void add_sink(trace_sink& sink);
   /// @brief Reads every process file and delivers it to the sinks, then calls finish on each.
@@ -336,6 +367,7 @@ class reader {
  private:
   std::string dir_;
   std::size_t max_warning_lines_;
+  graph_trace graphs_;
   std::vector<trace_sink*> sinks_;
 };
 
@@ -346,7 +378,8 @@ class reader {
 /// @brief Name of a payload type ("u64", "i64", ..., "" for none).
 [[nodiscard]] char const* payload_type_name(std::uint8_t payload_type) noexcept;
 
-/// @brief nsys's name of a memcpy kind ("Host-to-Device", ...; "Unknown" otherwise).
+/// @brief nsys's name of a memcpy kind ("Host-to-Device", ..., "Unified Host-to-Device" for
+/// migrations; "Unknown" otherwise).
 [[nodiscard]] char const* memcpy_kind_name(std::uint8_t copy_kind) noexcept;
 
 }  // namespace nvtxpp::capture

@@ -71,8 +71,8 @@ std::string read_process_file(process_file& pf);
 rec::clock_map clock_for(process_file const& pf);
 
 /// Delivers one read process file to `sinks` (trace_model.hpp, "Order of delivery"), counting
-/// into `totals`; at most `max_warnings` warning lines are kept.
+/// into `totals`; at most `max_warnings` warning lines are kept; CUDA graph work as `graphs`.
 void deliver_process(process_file& pf, std::vector<trace_sink*> const& sinks, read_totals& totals,
-                     std::size_t max_warnings);
+                     std::size_t max_warnings, graph_trace graphs);
 
 }  // namespace nvtxpp::capture::detail

@@ -64,6 +64,7 @@ class json_sink : public trace_sink {
   /// A range's GPU-side instance in a CUDA graph launch: an X event (cat "nvtx_graph") on the
   /// GPU stream track where its first node ran.
   void on_graph_range(graph_range_info const& g) override;
+  void on_graph_launch(graph_launch_info const& g) override;
   void on_gpu_stream(gpu_stream_info const& s) override;
   void on_warning(warning_info const& w) override;
   void end_process(process_info const& p) override;
@@ -92,6 +93,8 @@ struct summary_options {
   bool csv = false;                    ///< CSV (RFC 4180) instead of the aligned table
   std::size_t name_width = 60;         ///< table: names longer than this (columns) cut with "…"
   std::size_t max_warning_lines = 20;  ///< warnings printed verbatim
+  /// How the reader delivers CUDA graph work to every output (--cuda-graph-trace).
+  graph_trace graphs = graph_trace::node;
 };
 
 /// @brief Computes the summary tables: nvtx_sum; with GPU activity also nvtx_gpu_proj_sum,
@@ -113,6 +116,7 @@ class summary_sink : public trace_sink {
   void on_memset(memset_info const& m) override;
   void on_api(api_info const& a) override;
   void on_graph_range(graph_range_info const& g) override;
+  void on_graph_launch(graph_launch_info const& g) override;
   void end_process(process_info const& p) override;
 
   /// @brief Prints the tables, then the warnings of `totals`.
