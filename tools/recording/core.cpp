@@ -458,9 +458,16 @@ __attribute__((noinline, cold)) int gated_push_a(char const* s) noexcept {
   // first character, inline, settles most.
   bool maybe = false;
   if (g_trigger_armed.load(std::memory_order_acquire) && s != nullptr) {
-    if (auto const match = windows().config.trigger_range_matches) {
+    window_config const& c = windows().config;
+    if (c.trigger_range_matches != nullptr) {
+      std::string const& prefix = c.trigger_range_prefix;
+      if (!prefix.empty() &&
+          (s[0] != prefix[0] || std::strncmp(s, prefix.c_str(), prefix.size()) != 0)) {
+        return gated_push(0, nullptr, message_src{});
+      }
       message_src const m = ascii(s);  // a pattern needs the whole text
-      return gated_push(0, nullptr, match(std::string_view{m.text, m.length}) ? m : message_src{});
+      bool const match = c.trigger_range_matches(std::string_view{m.text, m.length});
+      return gated_push(0, nullptr, match ? m : message_src{});
     }
     char const* const want = g_trigger_text;
     maybe = s[0] == want[0] && std::strcmp(s, want) == 0;

@@ -133,6 +133,9 @@ struct window_config {
   /// while the window waits for its trigger. Called under the names lock too: it must not
   /// call NVTX.
   bool (*trigger_range_matches)(std::string_view name) noexcept = nullptr;
+  /// With a pattern: what every matching name starts with ("" when it starts with a wildcard),
+  /// compared first so that most texts are settled without being measured.
+  std::string trigger_range_prefix;
   /// Set when the domain is a pattern: whether a domain name matches it ("" the default
   /// domain), asked once per domain.
   bool (*trigger_domain_matches)(std::string_view name) noexcept = nullptr;

@@ -108,6 +108,22 @@ void set_filter(std::string const& list, bool include) {
   rec::set_domain_filter(&filter_names, default_named, include);
 }
 
+/// The plain characters a pattern starts with (escapes removed), up to its first wildcard.
+std::string literal_prefix(std::string const& pattern) {
+  std::string out;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    char const c = pattern[i];
+    if (c == '*' || c == '?' || c == '[') {
+      break;
+    }
+    if (c == '\\' && i + 1 < pattern.size()) {
+      ++i;
+    }
+    out += pattern[i];
+  }
+  return out;
+}
+
 /// The NVTX trigger `RANGE[@DOMAIN]`: exact names as before, patterns through the matchers.
 void set_nvtx_trigger(std::string const& spec, rec::window_config& c) {
   name_at_domain const parts = split_at_domain(spec);
@@ -116,6 +132,7 @@ void set_nvtx_trigger(std::string const& spec, rec::window_config& c) {
     c.trigger_range = range.literal();
   } else {
     c.trigger_range = parts.range;
+    c.trigger_range_prefix = literal_prefix(parts.range);
     g_range_pattern = new name_pattern{std::move(range)};
     c.trigger_range_matches = &range_matches;
   }

@@ -26,6 +26,9 @@ std::int64_t running_median::median() const noexcept {
   return n % 2 == 1 ? sorted_[n / 2] : (sorted_[n / 2 - 1] + sorted_[n / 2]) / 2;
 }
 
+/// Up to this many exact names are compared in turn rather than hashed.
+constexpr std::size_t max_compared_names = 4;
+
 trigger_set::trigger_set(std::vector<watch_trigger> triggers) {
   triggers_.reserve(triggers.size());
   for (auto& t : triggers) {
@@ -39,13 +42,29 @@ trigger_set::trigger_set(std::vector<watch_trigger> triggers) {
     }
     triggers_.push_back({std::move(t), std::move(range), std::move(domain), {}, 0, 0});
   }
+  if (exact_.size() <= max_compared_names) {
+    few_.assign(exact_.begin(), exact_.end());
+    exact_.clear();
+  }
 }
 
-std::vector<std::uint32_t> const& trigger_set::matching(std::string const& name) {
-  static std::vector<std::uint32_t> const none;
+std::vector<std::uint32_t> const* trigger_set::exact(std::string const& name) const {
+  for (auto const& [n, hits] : few_) {
+    if (n == name) {
+      return &hits;
+    }
+  }
+  if (exact_.empty()) {
+    return nullptr;
+  }
+  auto const it = exact_.find(name);
+  return it != exact_.end() ? &it->second : nullptr;
+}
+
+std::vector<std::uint32_t> const& trigger_set::match_slowly(std::string const& name) {
   if (patterns_.empty()) {
-    auto const it = exact_.find(name);
-    return it != exact_.end() ? it->second : none;
+    auto const* hits = exact(name);
+    return hits != nullptr ? *hits : none_;
   }
   if (auto const it = cache_.find(name); it != cache_.end()) {
     return it->second;
@@ -53,8 +72,8 @@ std::vector<std::uint32_t> const& trigger_set::matching(std::string const& name)
   // First time this name ends: its exact triggers and the patterns it matches, in the order
   // given.
   std::vector<std::uint32_t> hits;
-  if (auto const it = exact_.find(name); it != exact_.end()) {
-    hits = it->second;
+  if (auto const* e = exact(name)) {
+    hits = *e;
   }
   for (std::uint32_t i : patterns_) {
     if (triggers_[i].range.matches(name)) {
@@ -66,15 +85,6 @@ std::vector<std::uint32_t> const& trigger_set::matching(std::string const& name)
     cache_.clear();
   }
   return cache_.emplace(name, std::move(hits)).first->second;
-}
-
-bool trigger_set::domain_matches(std::size_t i, std::uint32_t domain,
-                                 std::string_view domain_name) const {
-  state const& t = triggers_[i];
-  if (t.spec.domain.empty()) {
-    return domain == 0;
-  }
-  return t.domain.matches(domain == 0 ? std::string_view{} : domain_name);
 }
 
 std::string trigger_set::measure(std::size_t i, std::int64_t dur) {

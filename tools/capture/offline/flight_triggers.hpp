@@ -3,9 +3,9 @@
 /// them: which triggers a range that ended belongs to, the running median of each, and whether
 /// an instance fires one. A trigger's range and domain are names or shell-style patterns
 /// (name_pattern.hpp); the instances of a pattern are one series (`Train step *`: one running
-/// median over every numbered step). Exact names are found in a hash map; a name is matched
-/// against the patterns once, and the triggers it belongs to are kept with it, so the end of a
-/// range costs one or two hash lookups whatever the triggers.
+/// median over every numbered step). Exact names are compared (a few) or found in a hash map; a
+/// name is matched against the patterns once, and the triggers it belongs to are kept with it,
+/// so the end of a range costs a few compares or a hash lookup or two, whatever the triggers.
 #pragma once
 
 #include "name_pattern.hpp"
@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace nvtxpp::capture {
@@ -61,12 +62,28 @@ class trigger_set {
 
   /// @brief The triggers (indices, in the order given) whose range `name` matches. Valid until
   /// the next call.
-  [[nodiscard]] std::vector<std::uint32_t> const& matching(std::string const& name);
+  [[nodiscard]] std::vector<std::uint32_t> const& matching(std::string const& name) {
+    if (patterns_.empty() && exact_.empty()) {
+      for (auto const& [n, hits] : few_) {  // the common case, inline: a few exact names
+        if (n == name) {
+          return hits;
+        }
+      }
+      return none_;
+    }
+    return match_slowly(name);
+  }
 
   /// @brief Whether trigger `i` watches `domain` (0: the default domain, whose name is "";
   /// `domain_name` "" when unknown).
   [[nodiscard]] bool domain_matches(std::size_t i, std::uint32_t domain,
-                                    std::string_view domain_name) const;
+                                    std::string_view domain_name) const {
+    state const& t = triggers_[i];
+    if (t.spec.domain.empty()) {
+      return domain == 0;
+    }
+    return t.domain.matches(domain == 0 ? std::string_view{} : domain_name);
+  }
 
   /// @brief Measures an instance of trigger `i` that took `dur_ns`: why it fires, or "".
   [[nodiscard]] std::string measure(std::size_t i, std::int64_t dur_ns);
@@ -94,8 +111,16 @@ class trigger_set {
     std::uint64_t seen = 0;
     std::uint64_t fired = 0;
   };
+  [[nodiscard]] std::vector<std::uint32_t> const& match_slowly(std::string const& name);
+  /// The triggers of exact name `name`, or nullptr.
+  [[nodiscard]] std::vector<std::uint32_t> const* exact(std::string const& name) const;
+
   std::vector<state> triggers_;
-  std::unordered_map<std::string, std::vector<std::uint32_t>> exact_;  ///< literal ranges
+  /// Exact names: a few are compared in turn (cheaper than hashing the name: measured in
+  /// bench/flight_trigger_bench.cpp), more are looked up in the map.
+  std::vector<std::pair<std::string, std::vector<std::uint32_t>>> few_;
+  std::unordered_map<std::string, std::vector<std::uint32_t>> exact_;
+  std::vector<std::uint32_t> none_;
   std::vector<std::uint32_t> patterns_;  ///< triggers whose range is a pattern
   std::unordered_map<std::string, std::vector<std::uint32_t>> cache_;  ///< with patterns only
 };
