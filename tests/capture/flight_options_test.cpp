@@ -2,6 +2,7 @@
 // watcher's running median. The launcher's behaviour end to end is in flight_tests.py.
 #include "cli/flight_options.hpp"
 #include "offline/flight_watch.hpp"
+#include "offline/name_spec.hpp"
 
 #include "catch.hpp"
 
@@ -96,6 +97,17 @@ TEST_CASE("triggers on patterns: the range, the domain, escapes") {
       CHECK(what.find('\n') == std::string::npos);
     }
   }
+}
+
+TEST_CASE("RANGE@DOMAIN and comma lists keep their escapes for the pattern") {
+  auto const p = nvtxpp::capture::split_at_domain("a\\@b@c*");
+  CHECK(p.range == "a\\@b");
+  CHECK(p.domain == "c*");
+  CHECK(p.has_domain);
+  CHECK_FALSE(nvtxpp::capture::split_at_domain("user\\@host").has_domain);
+  CHECK(nvtxpp::capture::split_at_domain("x@").domain.empty());
+  CHECK(nvtxpp::capture::split_name_list("keep,de\\,fault,,dr*,\\default") ==
+        std::vector<std::string>{"keep", "de\\,fault", "dr*", "\\default"});
 }
 
 namespace {

@@ -128,7 +128,7 @@ struct window_config {
   std::string trigger_range;   ///< NVTX range whose begin calls trigger_begin ("" none)
   std::string trigger_domain;  ///< its domain: "" the default domain, "*" any domain
   /// Set when the range is a pattern (`Train step *`, the front end's matcher): whether a range
-  /// name matches it; trigger_range is then the pattern's text and only said. Asked once per
+  /// name matches it (trigger_range then holds the pattern's text, never compared). Asked once per
   /// interned text (registered strings: their ids are flagged) and for each inline message
   /// while the window waits for its trigger. Called under the names lock too: it must not
   /// call NVTX.
