@@ -10,6 +10,9 @@ configurations interleaved so that each run of each comes from the same moments 
                  range opens a window that never closes (recorded, with gating on)
   outside:nvtx   --capture-range=nvtx --nvtx-capture=other: the window never opens; each push is
                  compared with the trigger's name
+  outside:pattern  --nvtx-capture='oth*': the window never opens; each push's text is matched
+                 against a pattern (which fails at its first character)
+  outside:*pattern --nvtx-capture='*other': the same, a pattern that reads the whole text
   outside:cuda   --capture-range=cudaProfilerApi: the window never opens (no trigger to compare)
   outside:done   --capture-range=nvtx --nvtx-capture=range (stop): the first range opens and
                  closes the window; the trigger is disarmed, every later range is outside
@@ -30,6 +33,8 @@ CONFIGS = [
     ("recorded", []),
     ("recorded+gate", ["--capture-range=nvtx", "--nvtx-capture=range", "--capture-range-end=none"]),
     ("outside:nvtx", ["--capture-range=nvtx", "--nvtx-capture=other"]),
+    ("outside:pattern", ["--capture-range=nvtx", "--nvtx-capture=oth*"]),
+    ("outside:*pattern", ["--capture-range=nvtx", "--nvtx-capture=*other"]),
     ("outside:cuda", ["--capture-range=cudaProfilerApi"]),
     ("outside:done", ["--capture-range=nvtx", "--nvtx-capture=range"]),
 ]
@@ -58,13 +63,13 @@ def main():
             found = [float(x) for x in re.findall(r"push_pop_ns=([0-9.]+)", p.stdout)]
             # The first pass includes the thread's registration and first blocks: the later two.
             figures[name] += found[1:]
-            print(f"run {run + 1} {name:14s} " + " ".join(f"{x:6.2f}" for x in found))
+            print(f"run {run + 1} {name:16s} " + " ".join(f"{x:6.2f}" for x in found))
     base = statistics.median(figures["recorded"]) if figures["recorded"] else float("nan")
     print(f"\nmedian ns per range (push + pop), {a.runs} runs x 2 passes of {a.ranges} ranges:")
     for name, _ in CONFIGS:
         if figures[name]:
             m = statistics.median(figures[name])
-            print(f"  {name:14s} {m:7.2f} ns   ratio to recorded {m / base:5.2f}")
+            print(f"  {name:16s} {m:7.2f} ns   ratio to recorded {m / base:5.2f}")
     return 0
 
 

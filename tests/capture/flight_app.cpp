@@ -145,6 +145,18 @@ int slow(int n, char const* slow_list, int base_us, double slow_factor, bool sta
   return 0;
 }
 
+/// N steps named as a trainer numbers them, "Train step 1" ... "Train step N" (each an inline
+/// text of its own), of `base_us` busy-waited; step `slow_k` takes `slow_factor` times as long.
+int numbered(int n, int slow_k, int base_us, double slow_factor) {
+  for (int i = 1; i <= n; ++i) {
+    std::string const name = "Train step " + std::to_string(i);
+    nvtxRangePushA(name.c_str());
+    busy_ns(static_cast<std::int64_t>(base_us * 1000 * (i == slow_k ? slow_factor : 1.0)));
+    nvtxRangePop();
+  }
+  return 0;
+}
+
 /// A start/end range "epoch" open (no push/pop range) until STOP exists; READY once it is open.
 int started_hang(char const* ready, char const* stop) {
   nvtxRangeId_t const id = nvtxRangeStartA("epoch");
@@ -280,6 +292,10 @@ int main(int argc, char** argv) {
     return slow(std::atoi(arg(2, "500")), arg(3, ""), std::atoi(arg(4, "300")),
                 std::atof(arg(5, "5")), std::strcmp(arg(6, ""), "started") == 0);
   }
+  if (which == "numbered") {
+    return numbered(std::atoi(arg(2, "30")), std::atoi(arg(3, "25")), std::atoi(arg(4, "20000")),
+                    std::atof(arg(5, "20")));
+  }
   if (which == "started_hang") {
     return started_hang(arg(2, "ready"), arg(3, "stop"));
   }
@@ -294,6 +310,7 @@ int main(int argc, char** argv) {
   }
   std::fprintf(
       stderr,
-      "usage: flight_app steps|spin|threads|crash|slow|started_hang|deadlock|rank_stuck|job ...\n");
+      "usage: flight_app steps|spin|threads|crash|slow|numbered|started_hang|deadlock|rank_stuck|"
+      "job ...\n");
   return 64;
 }

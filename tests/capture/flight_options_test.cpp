@@ -2,8 +2,13 @@
 // watcher's running median. The launcher's behaviour end to end is in flight_tests.py.
 #include "cli/flight_options.hpp"
 #include "offline/flight_watch.hpp"
+#include "offline/name_spec.hpp"
 
 #include "catch.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
 
 namespace cli = nvtxpp::capture::cli;
 
@@ -59,6 +64,117 @@ TEST_CASE("triggers") {
     CAPTURE(bad);
     CHECK_THROWS_AS(cli::parse_trigger(bad), cli::option_error);
   }
+}
+
+TEST_CASE("triggers on patterns: the range, the domain, escapes") {
+  auto t = cli::parse_trigger("Train step *>2x");
+  CHECK(t.range == "Train step *");
+  CHECK(t.domain.empty());
+  CHECK(t.factor == 2.0);
+  t = cli::parse_trigger("Layer *@*>50ms");  // a pattern on the range and on the domain
+  CHECK(t.range == "Layer *");
+  CHECK(t.domain == "*");
+  CHECK(t.bound_ns == 50'000'000);
+  t = cli::parse_trigger("Layer [0-9]@train*>3x");
+  CHECK(t.range == "Layer [0-9]");
+  CHECK(t.domain == "train*");
+  t = cli::parse_trigger("user\\@host>3x");  // an escaped '@' is part of the name
+  CHECK(t.range == "user\\@host");
+  CHECK(t.domain.empty());
+  t = cli::parse_trigger("a\\@b@d>3x");
+  CHECK(t.range == "a\\@b");
+  CHECK(t.domain == "d");
+  // Malformed patterns are refused, naming the trigger and what is wrong.
+  for (char const* bad : {"Layer [0-9>2x", "step\\>2x", "x@[z-a]>2x", "[>3x"}) {
+    CAPTURE(bad);
+    try {
+      static_cast<void>(cli::parse_trigger(bad));
+      FAIL("accepted");
+    } catch (cli::option_error const& e) {
+      std::string const what = e.what();
+      CHECK(what.find(std::string{"--trigger '"} + bad + "'") == 0);
+      CHECK(what.find("pattern '") != std::string::npos);
+      CHECK(what.find('\n') == std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("RANGE@DOMAIN and comma lists keep their escapes for the pattern") {
+  auto const p = nvtxpp::capture::split_at_domain("a\\@b@c*");
+  CHECK(p.range == "a\\@b");
+  CHECK(p.domain == "c*");
+  CHECK(p.has_domain);
+  CHECK_FALSE(nvtxpp::capture::split_at_domain("user\\@host").has_domain);
+  CHECK(nvtxpp::capture::split_at_domain("x@").domain.empty());
+  CHECK(nvtxpp::capture::split_name_list("keep,de\\,fault,,dr*,\\default") ==
+        std::vector<std::string>{"keep", "de\\,fault", "dr*", "\\default"});
+}
+
+namespace {
+
+nvtxpp::capture::watch_trigger watch(cli::trigger_spec const& t) {
+  return {t.text, t.range, t.domain, t.factor, t.bound_ns};
+}
+
+}  // namespace
+
+TEST_CASE("a literal trigger is an exact name") {
+  nvtxpp::capture::trigger_set s{
+      {watch(cli::parse_trigger("step>3x")), watch(cli::parse_trigger("a\\*b>3x"))}};
+  CHECK(s.matching("step") == std::vector<std::uint32_t>{0});
+  CHECK(s.matching("step 1").empty());
+  CHECK(s.matching("Step").empty());
+  CHECK(s.matching("a*b") == std::vector<std::uint32_t>{1});  // an escaped star is a star
+  CHECK(s.matching("axb").empty());
+  CHECK(s.cached_names() == 0);  // no pattern: nothing is cached
+  CHECK(s.domain_matches(0, 0, ""));
+  CHECK_FALSE(s.domain_matches(0, 3, "trainer"));
+  CHECK(s.never_seen().size() == 2);
+  CHECK(s.never_seen()[0].find("range \"step\" never ended") != std::string::npos);
+}
+
+TEST_CASE("a pattern trigger keeps one running median over its instances") {
+  nvtxpp::capture::trigger_set s{{watch(cli::parse_trigger("Train step *>3x")),
+                                  watch(cli::parse_trigger("Train step 7>1s")),
+                                  watch(cli::parse_trigger("Layer *@tr*>50ms"))}};
+  CHECK(s.matching("Train step 7") == std::vector<std::uint32_t>{0, 1});
+  CHECK(s.matching("Train step 12") == std::vector<std::uint32_t>{0});
+  CHECK(s.matching("Train step").empty());
+  CHECK(s.matching("Layer 3") == std::vector<std::uint32_t>{2});
+  CHECK(s.cached_names() == 4);
+  CHECK(s.matching("Train step 12") == std::vector<std::uint32_t>{0});  // from the cache
+  CHECK(s.cached_names() == 4);
+  // The domain: a pattern; the default domain is named "" (tr* does not match it).
+  CHECK(s.domain_matches(2, 1, "trainer"));
+  CHECK_FALSE(s.domain_matches(2, 1, "model"));
+  CHECK_FALSE(s.domain_matches(2, 0, ""));
+  CHECK(s.domain_matches(0, 0, ""));
+  CHECK_FALSE(s.domain_matches(0, 1, "trainer"));
+  // Steps 1..30 of 1 ms, step 31 of 5 ms: one series, so the 31st fires against the median of
+  // the 30 before it (no single name has ten instances).
+  for (int i = 1; i <= 30; ++i) {
+    CHECK(s.measure(0, 1'000'000 + i).empty());
+  }
+  CHECK(s.median(0).size() == 30);
+  std::string const why = s.measure(0, 5'000'000);
+  CHECK(why.find("took 5.000 ms") != std::string::npos);
+  CHECK(why.find("of its 30 earlier instance(s)") != std::string::npos);
+  CHECK(s.fired(0) == 1);
+  CHECK(s.seen(0) == 31);
+  auto const notes = s.never_seen();
+  REQUIRE(notes.size() == 2);
+  CHECK(notes[1] ==
+        "trigger 'Layer *@tr*>50ms': no range matching 'Layer *' ended in the "
+        "program (no instance seen)");
+}
+
+TEST_CASE("numbered names that never repeat keep the cache bounded") {
+  nvtxpp::capture::trigger_set s{{watch(cli::parse_trigger("step *>3x"))}};
+  for (std::size_t i = 0; i < nvtxpp::capture::max_cached_names + 10; ++i) {
+    CHECK(s.matching("step " + std::to_string(i)).size() == 1);
+  }
+  CHECK(s.cached_names() <= nvtxpp::capture::max_cached_names);
+  CHECK(s.matching("other").empty());
 }
 
 TEST_CASE("dump and stacks names") {

@@ -211,6 +211,35 @@ def case_flight_trigger(a, tmp):
           f"a trigger on a range that never occurs is said at the end: {p.stderr}")
 
 
+def case_flight_trigger_pattern(a, tmp):
+    """Numbered ranges ("Train step 1" ... "Train step 30", 40 ms each, step 25 twenty times as
+    long): 'Train step *>3x' keeps one median over all of them and fires once, on step 25,
+    naming it; a literal trigger on one of the names works as before; a pattern that matches no
+    range is said at the end. (A busy machine would have to stall a 40 ms step by 80 ms to fire
+    the pattern on another step.)"""
+    out = os.path.join(tmp, "p.json")
+    p = run(a, ["numbered", "30", "25", "40000", "20"],
+            ["--flight-recorder=4MB", "--no-summary", "--trigger=Train step *>3x",
+             "--trigger=Train step 25>400ms", "--trigger=Train step 7>2s",
+             "--trigger=Layer *@*>2x", "--trigger-cooldown=0", "--dump-on-exit=no"], out)
+    check(p.returncode == 0, p.stderr)
+    fired = [l for l in p.stderr.splitlines() if "(trigger " in l]
+    check(len(fired) == 2, f"two trigger dumps (the pattern's, the literal's): {fired}")
+    check(len(fired) == 2 and "'Train step *>3x': \"Train step 25\"" in fired[0]
+          and "dump 1 " in fired[0], f"the pattern names the instance: {fired[:1]}")
+    check(len(fired) == 2 and "'Train step 25>400ms': \"Train step 25\"" in fired[1],
+          f"the literal trigger: {fired[1:]}")
+    check(re.search(r"of its 24 earlier instance\(s\)", fired[0] if fired else "") is not None,
+          f"one median over the 24 numbered steps before it: {fired[:1]}")
+    t = load(os.path.join(tmp, "p.dump1.json"))
+    slow = ranges(t, "Train step 25")
+    check(len(slow) == 1 and slow[0]["dur"] > 600000, f"the slow step is in dump 1: {slow}")
+    check(len(ranges(t, "Train step 1")) == 1, f"with the steps before it")
+    check("no range matching 'Layer *' ended" in p.stderr,
+          f"a pattern no range matched is said at the end: {p.stderr}")
+    check("Train step 7>2s" not in p.stderr, f"a trigger that saw its range is not: {p.stderr}")
+
+
 def case_flight_trigger_started(a, tmp):
     """Start/end ranges (started on one thread, ended on another) are measured as push/pop
     ranges are: 'step>20x' fires once, on the slow one."""
@@ -340,6 +369,10 @@ def case_flight_bad_input(a, tmp):
                        (["--flight-recorder=1MB", "--trigger=>3x"], "--trigger"),
                        (["--flight-recorder=1MB", "--trigger=step>1x"], "--trigger"),
                        (["--flight-recorder=1MB", "--trigger=step>5parsecs"], "--trigger"),
+                       (["--flight-recorder=1MB", "--trigger=Layer [0-9>2x"],
+                        "--trigger 'Layer [0-9>2x': pattern 'Layer [0-9': the '[' at position 7 "
+                        "has no closing ']'"),
+                       (["--flight-recorder=1MB", "--trigger=x@[z-a]>2x"], "is reversed"),
                        (["--flight-recorder=1MB", "--hang-timeout=soon"], "--hang-timeout"),
                        (["--flight-recorder=1MB", "--trigger-max=-1"], "--trigger-max"),
                        (["--flight-recorder=1MB", "--dump-on-exit=maybe"], "--dump-on-exit"),

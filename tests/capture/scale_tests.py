@@ -310,6 +310,41 @@ def case_window_nvtx_registered(a, tmp):
     check(ranges(load(out)) == ["capture", "inside wide"], f"wide trigger: {ranges(load(out))}")
 
 
+def case_window_nvtx_pattern(a, tmp):
+    """--nvtx-capture with patterns: the window opens at the first range that matches (an inline
+    text: "inside 0", not the "capture" around it); a pattern on a registered string and on the
+    domain (capt*@re?); on a wide string (c?pture, default domain)."""
+    out = os.path.join(tmp, "w.json")
+    p = run(a, ["nvtx", "2"], out=out, extra=["--capture-range=nvtx", "--nvtx-capture=inside *",
+                                              "--capture-range-end=none"])
+    check(p.returncode == 0, f"exit 0: {p.stderr}")
+    r = ranges(load(out))
+    check("inside 0" in r and "before 0" not in r and "after 0" in r and "inside 1" in r,
+          f"from the first matching range on: {r}")
+    check(r.count("capture") == 1, f"the first 'capture' began before the window: {r}")
+    run(a, ["registered"], out=out, extra=["--capture-range=nvtx", "--nvtx-capture=capt*@re?"])
+    check(ranges(load(out)) == ["capture", "inside registered"],
+          f"registered string, domain pattern: {ranges(load(out))}")
+    run(a, ["registered"], out=out, extra=["--capture-range=nvtx", "--nvtx-capture=c?pture"])
+    check(ranges(load(out)) == ["capture", "inside wide"], f"wide string: {ranges(load(out))}")
+    run(a, ["nvtx", "1"], out=out, extra=["--capture-range=nvtx", "--nvtx-capture=capture@[b-z]*"])
+    check(ranges(load(out)) == [], f"a domain pattern the default domain does not match: "
+          f"{ranges(load(out))}")
+
+
+def case_domains_pattern(a, tmp):
+    """Domain filters take patterns; `default` and escapes mean what they meant."""
+    out = os.path.join(tmp, "d.json")
+    p = run(a, ["domains"], out=out, extra=["--nvtx-domain-exclude=dr*,de\\,*"])
+    check(ranges(load(out)) == ["in default", "in keep"], f"dr*, de\\,*: {ranges(load(out))}")
+    check("enabled drop 0" in p.stdout and "enabled keep 1" in p.stdout, p.stdout)
+    run(a, ["domains"], out=out, extra=["--nvtx-domain-include=k?ep"])
+    check(ranges(load(out)) == ["in keep"], f"k?ep: {ranges(load(out))}")
+    run(a, ["domains"], out=out, extra=["--nvtx-domain-include=*"])
+    check(ranges(load(out)) == ["in de,fault", "in drop", "in keep"],
+          f"* is every named domain, not the default one: {ranges(load(out))}")
+
+
 def ticks(stdout, who="tick"):
     out = {}
     for line in stdout.splitlines():
@@ -392,6 +427,11 @@ def case_window_options(a, tmp):
                          (["--delay=-1"], "takes seconds"), (["--duration=0"], "more than 0"),
                          (["--duration=soon"], "takes seconds"),
                          (["--nvtx-domain-include=a", "--nvtx-domain-exclude=b"], "together"),
+                         (["--capture-range=nvtx", "--nvtx-capture=step [1-"],
+                          "--nvtx-capture 'step [1-': pattern 'step [1-': the '[' at position 6 "
+                          "has no closing ']'"),
+                         (["--capture-range=nvtx", "--nvtx-capture=step@[z-a]"], "is reversed"),
+                         (["--nvtx-domain-exclude=keep,[x"], "--nvtx-domain-exclude 'keep,[x'"),
                          (["--capture-range=cudaProfilerApi", "--cuda=off"], "not with --cuda=off")]:
         p = run(a, ["rank"], out=os.path.join(tmp, "o.json"), extra=extra)
         check(p.returncode == 2 and words in p.stderr, f"{extra}: exit 2 saying {words!r}: "

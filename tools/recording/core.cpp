@@ -148,7 +148,7 @@ namespace {
 
 struct window_state {
   window_config config;
-  std::vector<std::string> filter;
+  bool (*filter)(std::string_view) noexcept = nullptr;
   bool filter_include = false;
   bool filter_active = false;
 };
@@ -158,27 +158,80 @@ window_state& windows() noexcept {
   return *w;
 }
 
+/// Ids (interned texts, domain indices) that match a pattern trigger: set under the names lock
+/// as each text or domain is first seen, read on the gated event paths without it. Chunks of
+/// flags made on first use and never freed; ids past the last chunk (4 Mi) never match.
+class id_flags {
+ public:
+  void set(std::uint32_t id) noexcept {
+    std::size_t const c = id / chunk;
+    if (c >= chunks) {
+      return;
+    }
+    std::atomic<bool>* flags = chunks_[c].load(std::memory_order_acquire);
+    if (flags == nullptr) {
+      flags = new (std::nothrow) std::atomic<bool>[chunk]();
+      if (flags == nullptr) {
+        return;
+      }
+      chunks_[c].store(flags, std::memory_order_release);
+    }
+    flags[id % chunk].store(true, std::memory_order_release);
+  }
+  [[nodiscard]] bool test(std::uint32_t id) const noexcept {
+    std::size_t const c = id / chunk;
+    std::atomic<bool> const* flags =
+        c < chunks ? chunks_[c].load(std::memory_order_acquire) : nullptr;
+    return flags != nullptr && flags[id % chunk].load(std::memory_order_acquire);
+  }
+
+ private:
+  static constexpr std::size_t chunk = 4096;
+  static constexpr std::size_t chunks = 1024;
+  std::atomic<std::atomic<bool>*> chunks_[chunks]{};
+};
+/// Texts and domains that match the trigger's patterns (only used with patterns).
+id_flags& trigger_texts() noexcept {
+  static auto* f = new id_flags;
+  return *f;
+}
+id_flags& trigger_domains() noexcept {
+  static auto* f = new id_flags;
+  return *f;
+}
+
 }  // namespace
 
 #pragma GCC visibility push(hidden)  // as in core_internal.hpp
 namespace detail {
 
 void note_new_text(std::string const& text, std::uint32_t id) noexcept {
-  if (g_gating.load(std::memory_order_relaxed) && text == windows().config.trigger_range) {
+  if (!g_gating.load(std::memory_order_relaxed)) {
+    return;
+  }
+  window_config const& c = windows().config;
+  if (c.trigger_range_matches != nullptr) {
+    if (c.trigger_range_matches(text)) {
+      trigger_texts().set(id);  // matched once per text: events test the flag
+    }
+  } else if (text == c.trigger_range) {
     g_trigger_string.store(id, std::memory_order_relaxed);
   }
 }
 void note_new_domain(std::string const& name, domain_rec& rec) noexcept {
   window_state const& w = windows();
-  if (g_gating.load(std::memory_order_relaxed) && w.config.trigger_domain != "*" &&
-      !w.config.trigger_domain.empty() && w.config.trigger_domain == name) {
-    g_trigger_domain.store(rec.index, std::memory_order_relaxed);
+  if (g_gating.load(std::memory_order_relaxed)) {
+    window_config const& c = w.config;
+    if (c.trigger_domain_matches != nullptr) {
+      if (c.trigger_domain_matches(name)) {
+        trigger_domains().set(rec.index);
+      }
+    } else if (c.trigger_domain != "*" && !c.trigger_domain.empty() && c.trigger_domain == name) {
+      g_trigger_domain.store(rec.index, std::memory_order_relaxed);
+    }
   }
   if (w.filter_active) {
-    bool named = false;
-    for (auto const& n : w.filter) {
-      named = named || n == name;
-    }
+    bool const named = w.filter != nullptr && w.filter(name);
     rec.off = named != w.filter_include;
   }
 }
@@ -187,16 +240,41 @@ void note_new_domain(std::string const& name, domain_rec& rec) noexcept {
 // Capture windows: the event paths while the window is closed (g_recording false, g_gated
 // true). Cold; a range's cost outside the window is the callback's flag test plus this.
 
+/// Whether `m` matches the trigger's range pattern: a registered string by its flag (matched
+/// when it was interned), an inline text by matching it now.
+bool matches_pattern(window_config const& c, message_src const& m) noexcept {
+  if (m.kind == message_kind::string_id) {
+    return m.string_id != 0 && trigger_texts().test(m.string_id);
+  }
+  if (m.text != nullptr) {
+    return c.trigger_range_matches(std::string_view{m.text, m.length});
+  }
+  if (m.wide != nullptr) {
+    try {
+      bool truncated = false;
+      return c.trigger_range_matches(wide_to_string(m.wide, truncated));
+    } catch (...) {
+      return false;
+    }
+  }
+  return false;
+}
+
 /// Whether `m` in `domain` names the trigger range.
 bool is_trigger(std::uint32_t domain, message_src const& m) noexcept {
   if (!g_trigger_armed.load(std::memory_order_acquire)) {
     return false;
   }
   std::uint32_t const want_domain = g_trigger_domain.load(std::memory_order_relaxed);
-  if (want_domain != any_domain && want_domain != domain) {
+  if (want_domain == pattern_domain ? !trigger_domains().test(domain)
+                                    : want_domain != any_domain && want_domain != domain) {
     return false;
   }
-  std::string const& want = windows().config.trigger_range;
+  window_config const& c = windows().config;
+  if (c.trigger_range_matches != nullptr) {
+    return matches_pattern(c, m);
+  }
+  std::string const& want = c.trigger_range;
   if (m.kind == message_kind::string_id) {
     return m.string_id != 0 && m.string_id == g_trigger_string.load(std::memory_order_relaxed);
   }
@@ -380,6 +458,17 @@ __attribute__((noinline, cold)) int gated_push_a(char const* s) noexcept {
   // first character, inline, settles most.
   bool maybe = false;
   if (g_trigger_armed.load(std::memory_order_acquire) && s != nullptr) {
+    window_config const& c = windows().config;
+    if (c.trigger_range_matches != nullptr) {
+      std::string const& prefix = c.trigger_range_prefix;
+      if (!prefix.empty() &&
+          (s[0] != prefix[0] || std::strncmp(s, prefix.c_str(), prefix.size()) != 0)) {
+        return gated_push(0, nullptr, message_src{});
+      }
+      message_src const m = ascii(s);  // a pattern needs the whole text
+      bool const match = c.trigger_range_matches(std::string_view{m.text, m.length});
+      return gated_push(0, nullptr, match ? m : message_src{});
+    }
     char const* const want = g_trigger_text;
     maybe = s[0] == want[0] && std::strcmp(s, want) == 0;
   }
@@ -572,10 +661,14 @@ void set_recording(bool on_) noexcept {
 
 void set_window_config(window_config const& c) {
   windows().config = c;
-  g_trigger_domain.store(c.trigger_domain.empty()  ? 0U
-                         : c.trigger_domain == "*" ? any_domain
-                                                   : no_domain,
+  g_trigger_domain.store(c.trigger_domain_matches != nullptr ? pattern_domain
+                         : c.trigger_domain.empty()          ? 0U
+                         : c.trigger_domain == "*"           ? any_domain
+                                                             : no_domain,
                          std::memory_order_relaxed);
+  if (c.trigger_domain_matches != nullptr && c.trigger_domain_matches(std::string_view{})) {
+    trigger_domains().set(0);  // the default domain, named ""
+  }
   g_trigger_text = windows().config.trigger_range.c_str();
   // Release: a thread that sees the trigger armed sees the configuration (acquire loads).
   g_trigger_armed.store(!c.trigger_range.empty() && c.trigger_begin != nullptr,
@@ -611,9 +704,9 @@ void set_window(bool open) noexcept {
   }
 }
 
-void set_domain_filter(std::vector<std::string> const& names, bool default_named, bool include) {
+void set_domain_filter(bool (*named)(std::string_view) noexcept, bool default_named, bool include) {
   window_state& w = windows();
-  w.filter = names;
+  w.filter = named;
   w.filter_include = include;
   w.filter_active = true;
   g_default_off.store(default_named != include, std::memory_order_relaxed);

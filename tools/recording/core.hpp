@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nvtxpp::recording {
@@ -126,6 +127,18 @@ void set_recording(bool on) noexcept;
 struct window_config {
   std::string trigger_range;   ///< NVTX range whose begin calls trigger_begin ("" none)
   std::string trigger_domain;  ///< its domain: "" the default domain, "*" any domain
+  /// Set when the range is a pattern (`Train step *`, the front end's matcher): whether a range
+  /// name matches it (trigger_range then holds the pattern's text, never compared). Asked once per
+  /// interned text (registered strings: their ids are flagged) and for each inline message
+  /// while the window waits for its trigger. Called under the names lock too: it must not
+  /// call NVTX.
+  bool (*trigger_range_matches)(std::string_view name) noexcept = nullptr;
+  /// With a pattern: what every matching name starts with ("" when it starts with a wildcard),
+  /// compared first so that most texts are settled without being measured.
+  std::string trigger_range_prefix;
+  /// Set when the domain is a pattern: whether a domain name matches it ("" the default
+  /// domain), asked once per domain.
+  bool (*trigger_domain_matches)(std::string_view name) noexcept = nullptr;
   /// The trigger range begins while the window is closed: the front end may open it (the range
   /// is then recorded, and its end calls trigger_end).
   void (*trigger_begin)() noexcept = nullptr;
@@ -142,10 +155,12 @@ void set_trigger_armed(bool armed) noexcept;
 /// @brief Opens or closes the window (any thread; ignored once recording was switched off).
 void set_window(bool open) noexcept;
 
-/// @brief NVTX domains to drop entirely: those named in `names` (`include` false) or those not
-/// named (`include` true); `default_named`: whether the default domain is among the names. Call
+/// @brief NVTX domains to drop entirely: those `named` says yes to (`include` false) or those it
+/// says no to (`include` true), asked once per domain as it is created (under the names lock:
+/// it must not call NVTX); `default_named`: whether the default domain is among the names. Call
 /// before `attach`.
-void set_domain_filter(std::vector<std::string> const& names, bool default_named, bool include);
+void set_domain_filter(bool (*named)(std::string_view name) noexcept, bool default_named,
+                       bool include);
 
 /// @brief Current time in ticks (TSC cycles where invariant, else CLOCK_MONOTONIC ns).
 [[nodiscard]] std::int64_t now_ticks() noexcept;

@@ -475,6 +475,7 @@ inline std::atomic<bool> g_stopped{false};  ///< set_recording(false): nothing m
 inline std::atomic<bool> g_default_off{false};  ///< the default domain is filtered out
 constexpr std::uint32_t no_domain = 0xFFFFFFFFU;
 constexpr std::uint32_t any_domain = 0xFFFFFFFEU;
+constexpr std::uint32_t pattern_domain = 0xFFFFFFFDU;  ///< the domains flagged as matching
 /// domain index of the trigger range
 inline std::atomic<std::uint32_t> g_trigger_domain{no_domain};
 /// interned id of its text (0: not yet seen)

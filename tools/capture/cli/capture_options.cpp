@@ -2,9 +2,14 @@
 
 #include "capture_options.hpp"
 
+#include "../offline/name_pattern.hpp"
+#include "../offline/name_spec.hpp"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <stdexcept>
+#include <vector>
 
 namespace nvtxpp::capture::cli {
 
@@ -21,6 +26,18 @@ std::int64_t seconds(std::string const& name, std::string const& value) {
   return static_cast<std::int64_t>(std::llround(s * 1e9));
 }
 
+/// Refuses a malformed name pattern among `patterns` (exit 2 before the program starts).
+void check_patterns(std::string const& option, std::string const& value,
+                    std::vector<std::string> const& patterns) {
+  for (auto const& p : patterns) {
+    try {
+      static_cast<void>(name_pattern{p});
+    } catch (std::invalid_argument const& e) {
+      throw option_error(option + " '" + value + "': " + e.what());
+    }
+  }
+}
+
 }  // namespace
 
 void capture_options::set(std::string const& name, std::string const& value) {
@@ -31,10 +48,12 @@ void capture_options::set(std::string const& name, std::string const& value) {
     }
     range = value;
   } else if (name == "--nvtx-capture" || name == "-p") {
-    if (value.empty() || value.front() == '@' || value.back() == '@') {
+    name_at_domain const parts = split_at_domain(value);
+    if (parts.range.empty() || (parts.has_domain && parts.domain.empty())) {
       throw option_error("--nvtx-capture takes RANGE, RANGE@DOMAIN or RANGE@*, not '" + value +
                          "'");
     }
+    check_patterns("--nvtx-capture", value, {parts.range, parts.domain});
     nvtx_capture = value;
   } else if (name == "--capture-range-end") {
     if (value == "stop" || value == "none" || value == "repeat") {
@@ -65,10 +84,9 @@ void capture_options::set(std::string const& name, std::string const& value) {
     if (duration_ns == 0) {
       throw option_error("--duration must be more than 0 seconds");
     }
-  } else if (name == "--nvtx-domain-include") {
-    domain_include = value;
-  } else if (name == "--nvtx-domain-exclude") {
-    domain_exclude = value;
+  } else if (name == "--nvtx-domain-include" || name == "--nvtx-domain-exclude") {
+    check_patterns(name, value, split_name_list(value));
+    (name == "--nvtx-domain-include" ? domain_include : domain_exclude) = value;
   }
 }
 

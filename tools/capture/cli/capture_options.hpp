@@ -16,12 +16,12 @@ namespace nvtxpp::capture::cli {
 /// @brief The capture window options.
 struct capture_options {
   std::string range = "none";  ///< none, cudaProfilerApi or nvtx
-  std::string nvtx_capture;    ///< RANGE[@DOMAIN] (nvtx)
+  std::string nvtx_capture;    ///< RANGE[@DOMAIN] (nvtx): names or patterns (name_pattern.hpp)
   std::string range_end = "stop";
   std::uint32_t repeat = 0;  ///< repeat:N's N; 0 without a limit
   std::int64_t delay_ns = 0;
   std::int64_t duration_ns = 0;  ///< 0: no limit
-  std::string domain_include;    ///< comma list as given
+  std::string domain_include;    ///< comma list as given (names or patterns; `default`)
   std::string domain_exclude;
 
   /// @brief Takes argument `arg` if it is a capture option; `next` gives the following argument

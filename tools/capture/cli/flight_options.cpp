@@ -2,11 +2,15 @@
 
 #include "flight_options.hpp"
 
+#include "../offline/name_pattern.hpp"
+#include "../offline/name_spec.hpp"
 #include "output_name.hpp"
 
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <stdexcept>
+#include <string_view>
 
 namespace nvtxpp::capture::cli {
 
@@ -100,16 +104,19 @@ trigger_spec parse_trigger(std::string const& value) {
   if (gt == std::string::npos || gt == 0 || gt + 1 == value.size()) {
     throw bad("a range name, '>' and a bound are needed");
   }
-  std::string name = value.substr(0, gt);
   std::string const bound = value.substr(gt + 1);
-  if (auto const at = name.rfind('@'); at != std::string::npos) {
-    t.domain = name.substr(at + 1);
-    name.resize(at);
-    if (t.domain.empty() || name.empty()) {
-      throw bad("empty range or domain around '@'");
-    }
+  name_at_domain const parts = split_at_domain(std::string_view{value}.substr(0, gt));
+  if (parts.has_domain && (parts.range.empty() || parts.domain.empty())) {
+    throw bad("empty range or domain around '@'");
   }
-  t.range = name;
+  t.range = parts.range;
+  t.domain = parts.domain;
+  try {
+    static_cast<void>(name_pattern{t.range});
+    static_cast<void>(name_pattern{t.domain});
+  } catch (std::invalid_argument const& e) {
+    throw option_error("--trigger '" + value + "': " + e.what());
+  }
   if (bound.back() == 'x') {
     double f = 0;
     std::string unit;

@@ -13,11 +13,13 @@
 
 namespace nvtxpp::capture::cli {
 
-/// @brief `RANGE[@DOMAIN]>FACTORx` or `RANGE[@DOMAIN]>DURATION`.
+/// @brief `RANGE[@DOMAIN]>FACTORx` or `RANGE[@DOMAIN]>DURATION`. RANGE and DOMAIN are names or
+/// shell-style patterns (offline/name_pattern.hpp: `Train step *`), split at the last '>' and
+/// then at the last '@' that no '\' escapes.
 struct trigger_spec {
   std::string text;           ///< as given
-  std::string range;          ///< the range's name
-  std::string domain;         ///< "" the default domain, "*" any
+  std::string range;          ///< the range's name or pattern (escapes kept)
+  std::string domain;         ///< "" the default domain; a name or pattern ("*" any)
   double factor = 0;          ///< > 0: times the running median of earlier instances
   std::int64_t bound_ns = 0;  ///< > 0: an absolute bound
 };
@@ -65,7 +67,7 @@ inline constexpr std::uint64_t duration_ring_bytes = 256ULL << 20U;
 /// @return 0 when `value` is not a size (no unit). @throws option_error when malformed
 [[nodiscard]] std::uint64_t parse_size(std::string const& option, std::string const& value);
 
-/// @brief Parses a trigger. @throws option_error naming --trigger
+/// @brief Parses a trigger. @throws option_error naming --trigger (and a malformed pattern)
 [[nodiscard]] trigger_spec parse_trigger(std::string const& value);
 
 /// @brief Marks the place of `%n` in an -o pattern so that it survives the pattern's expansion

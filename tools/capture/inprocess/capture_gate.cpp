@@ -7,6 +7,8 @@
 #include "capture_gate.hpp"
 
 #include "../../recording/core.hpp"
+#include "../offline/name_pattern.hpp"
+#include "../offline/name_spec.hpp"
 #include "cupti.hpp"
 
 #include <pthread.h>
@@ -22,6 +24,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace nvtxpp::capture::gate {
@@ -71,32 +74,80 @@ std::string env_str(char const* name) {
   return v != nullptr ? v : "";
 }
 
-/// Comma list with backslash escapes; an unescaped `default` is the default domain.
-std::vector<std::string> split_domains(std::string const& list, bool& default_named) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool escaped_any = false;
-  auto flush = [&] {
-    if (cur == "default" && !escaped_any) {
-      default_named = true;
-    } else if (!cur.empty()) {
-      out.push_back(cur);
-    }
-    cur.clear();
-    escaped_any = false;
-  };
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    if (list[i] == '\\' && i + 1 < list.size()) {
-      cur += list[++i];
-      escaped_any = true;
-    } else if (list[i] == ',') {
-      flush();
-    } else {
-      cur += list[i];
+// Name patterns (offline/name_pattern.hpp, compiled into this library: no dependency, hidden
+// like the rest of it). Made once at start(), never freed; matched once per interned text or
+// domain, and per inline message only while the window waits for its trigger.
+name_pattern const* g_range_pattern = nullptr;
+name_pattern const* g_domain_pattern = nullptr;
+std::vector<name_pattern> const* g_filter = nullptr;  // --nvtx-domain-include/-exclude
+
+bool range_matches(std::string_view name) noexcept { return g_range_pattern->matches(name); }
+bool domain_matches(std::string_view name) noexcept { return g_domain_pattern->matches(name); }
+bool filter_names(std::string_view name) noexcept {
+  for (auto const& p : *g_filter) {
+    if (p.matches(name)) {
+      return true;
     }
   }
-  flush();
+  return false;
+}
+
+/// The domain filter's comma list (`\` escapes a comma; an unescaped `default` is the default
+/// domain, `\default` a domain of that name): the other items are names or patterns.
+void set_filter(std::string const& list, bool include) {
+  bool default_named = false;
+  auto* patterns = new std::vector<name_pattern>;
+  for (auto const& item : split_name_list(list)) {
+    if (item == "default") {
+      default_named = true;
+    } else {
+      patterns->emplace_back(item);
+    }
+  }
+  g_filter = patterns;
+  rec::set_domain_filter(&filter_names, default_named, include);
+}
+
+/// The plain characters a pattern starts with (escapes removed), up to its first wildcard.
+std::string literal_prefix(std::string const& pattern) {
+  std::string out;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    char const c = pattern[i];
+    if (c == '*' || c == '?' || c == '[') {
+      break;
+    }
+    if (c == '\\' && i + 1 < pattern.size()) {
+      ++i;
+    }
+    out += pattern[i];
+  }
   return out;
+}
+
+/// The NVTX trigger `RANGE[@DOMAIN]`: exact names as before, patterns through the matchers.
+void set_nvtx_trigger(std::string const& spec, rec::window_config& c) {
+  name_at_domain const parts = split_at_domain(spec);
+  name_pattern range{parts.range};
+  if (range.is_literal()) {
+    c.trigger_range = range.literal();
+  } else {
+    c.trigger_range = parts.range;
+    c.trigger_range_prefix = literal_prefix(parts.range);
+    g_range_pattern = new name_pattern{std::move(range)};
+    c.trigger_range_matches = &range_matches;
+  }
+  if (!parts.has_domain || parts.domain == "*") {
+    c.trigger_domain = parts.domain;  // "" the default domain, "*" any
+    return;
+  }
+  name_pattern domain{parts.domain};
+  if (domain.is_literal()) {
+    c.trigger_domain = domain.literal();
+  } else {
+    c.trigger_domain = parts.domain;
+    g_domain_pattern = new name_pattern{std::move(domain)};
+    c.trigger_domain_matches = &domain_matches;
+  }
 }
 
 /// Flips the core's gate and CUPTI's activity kinds. Caller holds the mutex.
@@ -207,9 +258,7 @@ void start() noexcept {
       list = env_str("NVTXPP_CAPTURE_DOMAIN_EXCLUDE");
     }
     if (!list.empty()) {
-      bool default_named = false;
-      std::vector<std::string> const names = split_domains(list, default_named);
-      rec::set_domain_filter(names, default_named, include);
+      set_filter(list, include);
     }
 
     std::string const range = env_str("NVTXPP_CAPTURE_RANGE");
@@ -237,10 +286,7 @@ void start() noexcept {
 
     rec::window_config c;
     if (p->by == trigger::nvtx) {
-      std::string const spec = env_str("NVTXPP_CAPTURE_NVTX");
-      std::size_t const at = spec.find_last_of('@');
-      c.trigger_range = at == std::string::npos ? spec : spec.substr(0, at);
-      c.trigger_domain = at == std::string::npos ? "" : spec.substr(at + 1);
+      set_nvtx_trigger(env_str("NVTXPP_CAPTURE_NVTX"), c);
       c.trigger_begin = &on_trigger_begin;
       c.trigger_end = &on_trigger_end;
     }
@@ -255,7 +301,8 @@ void start() noexcept {
       start_timer();
     }
   } catch (...) {
-    // Out of memory at start: the window options are not applied (everything is recorded).
+    // Out of memory at start, or a malformed pattern the launcher would have refused (the
+    // variables set by hand): the window options are not applied (everything is recorded).
   }
 }
 

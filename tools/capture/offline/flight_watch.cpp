@@ -23,24 +23,6 @@ namespace nvtxpp::capture {
 namespace rec = nvtxpp::recording;
 using testing::event_type;
 
-void running_median::add(std::int64_t v) {
-  order_.push_back(v);
-  sorted_.insert(std::upper_bound(sorted_.begin(), sorted_.end(), v), v);
-  if (order_.size() > median_window) {
-    auto const old = order_.front();
-    order_.pop_front();
-    sorted_.erase(std::lower_bound(sorted_.begin(), sorted_.end(), old));
-  }
-}
-
-std::int64_t running_median::median() const noexcept {
-  if (sorted_.empty()) {
-    return 0;
-  }
-  std::size_t const n = sorted_.size();
-  return n % 2 == 1 ? sorted_[n / 2] : (sorted_[n / 2 - 1] + sorted_[n / 2]) / 2;
-}
-
 struct flight_watch::process {
   std::uint32_t pid = 0;
   std::unique_ptr<ring_file> ring;
@@ -82,11 +64,7 @@ constexpr std::size_t max_early_ends = 4096;
 
 flight_watch::flight_watch(std::string raw_dir, std::vector<watch_trigger> triggers,
                            std::int64_t hang_ns)
-    : raw_dir_{std::move(raw_dir)}, hang_ns_{hang_ns} {
-  for (auto& t : triggers) {
-    triggers_.push_back({std::move(t), {}, 0, 0});
-  }
-}
+    : raw_dir_{std::move(raw_dir)}, triggers_{std::move(triggers)}, hang_ns_{hang_ns} {}
 
 flight_watch::~flight_watch() = default;
 
@@ -300,34 +278,21 @@ void flight_watch::on_event(process& p, std::uint64_t tid, rec::raw_event const&
 
 void flight_watch::range_ended(process& p, std::uint64_t tid, std::string const& name,
                                std::uint32_t domain, std::int64_t dur) {
+  auto const& hits = triggers_.matching(name);
+  if (hits.empty()) {
+    return;
+  }
   auto const d = p.domains.find(domain);
-  std::string const domain_name = d != p.domains.end() ? d->second : "";
-  for (auto& t : triggers_) {
-    if (t.spec.range != name ||
-        !(t.spec.domain == "*" ||
-          (t.spec.domain.empty() ? domain == 0 : domain_name == t.spec.domain))) {
+  std::string_view const domain_name = d != p.domains.end() ? d->second : std::string_view{};
+  for (std::uint32_t i : hits) {
+    if (!triggers_.domain_matches(i, domain, domain_name)) {
       continue;
     }
-    ++t.seen;
-    std::string why;
-    if (t.spec.bound_ns > 0 && dur > t.spec.bound_ns) {
-      why = fmt::format("took {:.3f} ms, more than {:.3f} ms", static_cast<double>(dur) / 1e6,
-                        static_cast<double>(t.spec.bound_ns) / 1e6);
-    } else if (t.spec.factor > 0 && t.median.size() >= min_median_instances &&
-               static_cast<double>(dur) > t.spec.factor * static_cast<double>(t.median.median())) {
-      why = fmt::format(
-          "took {:.3f} ms, {:.1f}x the median {:.3f} ms of its {} earlier "
-          "instance(s)",
-          static_cast<double>(dur) / 1e6,
-          static_cast<double>(dur) /
-              static_cast<double>(std::max<std::int64_t>(1, t.median.median())),
-          static_cast<double>(t.median.median()) / 1e6, t.median.size());
-    }
-    t.median.add(dur);
+    std::string const why = triggers_.measure(i, dur);
     if (!why.empty()) {
-      ++t.fired;
-      fired_.push_back(
-          fmt::format("'{}': \"{}\" (pid {} thread {}) {}", t.spec.text, name, p.pid, tid, why));
+      // The instance by its own name: a pattern's firing says which step it was.
+      fired_.push_back(fmt::format("'{}': \"{}\" (pid {} thread {}) {}", triggers_.text(i), name,
+                                   p.pid, tid, why));
     }
   }
 }
@@ -479,13 +444,7 @@ std::string flight_watch::stacks_report(std::int64_t now_ns, bool complete) cons
 }
 
 std::vector<std::string> flight_watch::closing_notes() const {
-  std::vector<std::string> out;
-  for (auto const& t : triggers_) {
-    if (t.seen == 0) {
-      out.push_back("trigger '" + t.spec.text + "': range \"" + t.spec.range +
-                    "\" never ended in the program (no instance seen)");
-    }
-  }
+  std::vector<std::string> out = triggers_.never_seen();
   for (auto const& [why, n] : skipped_) {
     out.push_back(fmt::format("{} trigger firing(s) wrote no dump ({})", n, why));
   }

@@ -2,47 +2,21 @@
 /// @brief The launcher's watcher of the flight recorder's rings (offline side: it reads the
 /// rings and definition files, never the program's memory): it follows each process's ring as
 /// it fills, keeps every thread's open NVTX push/pop ranges, measures each range that ends
-/// against the triggers (`RANGE[@DOMAIN]>FACTORx` on the running median of its earlier
-/// instances, `>DURATION`), and sees a hang (no range opened or closed anywhere for the timeout
-/// while one is open). It decides nothing about dumps: the session asks it what happened.
+/// against the triggers (flight_triggers.hpp: `RANGE[@DOMAIN]>FACTORx` on the running median of
+/// its earlier instances, `>DURATION`), and sees a hang (no range opened or closed anywhere for the
+/// timeout while one is open). It decides nothing about dumps: the session asks it what happened.
 #pragma once
 
 #include "../../recording/decode.hpp"
+#include "flight_triggers.hpp"
 
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace nvtxpp::capture {
-
-/// @brief One trigger (as flight_options' trigger_spec, without the command line's types).
-struct watch_trigger {
-  std::string text;
-  std::string range;
-  std::string domain;         ///< "" default domain, "*" any
-  double factor = 0;          ///< > 0: FACTORx
-  std::int64_t bound_ns = 0;  ///< > 0: an absolute bound
-};
-
-/// @brief Instances of a FACTORx trigger's range needed before it can fire.
-inline constexpr std::size_t min_median_instances = 10;
-/// @brief Earlier instances the running median is taken over (the most recent ones).
-inline constexpr std::size_t median_window = 1001;
-
-/// @brief Running median of the last `median_window` values.
-class running_median {
- public:
-  void add(std::int64_t v);
-  [[nodiscard]] std::size_t size() const noexcept { return order_.size(); }
-  [[nodiscard]] std::int64_t median() const noexcept;
-
- private:
-  std::deque<std::int64_t> order_;
-  std::vector<std::int64_t> sorted_;
-};
 
 /// @brief The watcher of one launch's rings.
 class flight_watch {
@@ -86,12 +60,6 @@ class flight_watch {
 
  private:
   struct process;
-  struct trigger_state {
-    watch_trigger spec;
-    running_median median;
-    std::uint64_t seen = 0;
-    std::uint64_t fired = 0;
-  };
   void on_event(process& p, std::uint64_t tid, recording::raw_event const& e);
   /// Measures a range that ended (push/pop or start/end) against the triggers.
   void range_ended(process& p, std::uint64_t tid, std::string const& name, std::uint32_t domain,
@@ -99,7 +67,7 @@ class flight_watch {
   void read_process(process& p);
 
   std::string raw_dir_;
-  std::vector<trigger_state> triggers_;
+  trigger_set triggers_;
   std::int64_t hang_ns_;
   std::map<std::uint32_t, std::unique_ptr<process>> processes_;
   std::vector<std::string> fired_;
