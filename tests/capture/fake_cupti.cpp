@@ -27,6 +27,7 @@ CUpti_ActivityThreadIdType g_tid_type = CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT;
 bool g_enabled[64] = {};
 std::mutex g_mutex;
 std::vector<std::vector<unsigned char>> g_pending;  // records not yet delivered
+bool g_running = false;  // g_pending holds a kernel that has not ended (FAKE_CUPTI_RUNNING)
 std::size_t g_dropped = 0;
 std::uint32_t g_correlation = 0;
 
@@ -175,13 +176,17 @@ CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* dropp
   return CUPTI_SUCCESS;
 }
 
-CUptiResult cuptiActivityFlushAll(uint32_t) {
+CUptiResult cuptiActivityFlushAll(uint32_t flag) {
   if (std::getenv("FAKE_CUPTI_FLUSH_HANGS") != nullptr) {
     for (;;) {
       ::pause();  // a flush that never returns (a lock held by the interrupted thread)
     }
   }
   std::unique_lock<std::mutex> lock{g_mutex};
+  if (g_running && (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) == 0) {
+    return CUPTI_SUCCESS;  // as CUPTI: a buffer holding an incomplete record is kept whole
+  }
+  g_running = false;  // forced: handed out once, the running kernel without its end
   std::vector<std::vector<unsigned char>> records;
   records.swap(g_pending);
   lock.unlock();
@@ -407,6 +412,22 @@ __attribute__((visibility("default"))) void fake_cupti_launch(int kernels, std::
     m.end = m.start + 1000;
     m.correlationId = ++g_correlation;
     add(m);
+  }
+  if (std::getenv("FAKE_CUPTI_RUNNING") != nullptr &&
+      (g_enabled[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] || g_enabled[CUPTI_ACTIVITY_KIND_KERNEL])) {
+    // A GPU that is never idle: a kernel still running, behind the others in the buffer.
+    CUpti_ActivityKernel10 k{};
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = now() + 1000;
+    k.end = 0;  // no end yet
+    k.streamId = 7;
+    k.correlationId = ++g_correlation;
+    k.name = "_Z7runningPi";
+    k.gridX = k.gridY = k.gridZ = 1;
+    k.blockX = 32;
+    k.blockY = k.blockZ = 1;
+    add(k);
+    g_running = true;
   }
 }
 

@@ -122,5 +122,29 @@ def case_flight_live_gpu(a, tmp):
               f"{name}: the 3 kernels, the copy and the memset, once each: {count}")
 
 
+def case_flight_live_busy(a, tmp):
+    """A GPU that is never idle (a kernel still running behind the finished work): a live dump
+    still holds the finished work (a flush of complete buffers only would hand over none), the
+    running kernel is in no dump, and the summary says so."""
+    out = os.path.join(tmp, "b.json")
+    p = launch(a, tmp, "hold", ["--flight-recorder=1MB"], out, {"FAKE_CUPTI_RUNNING": "1"})
+    wait_for(lambda: os.path.exists(os.path.join(tmp, "ready")), "the program after its work")
+    prog = ft.child_of(p.pid)
+    s = ft.ctl(a, "stacks", prog)
+    check(s.returncode == 0, f"stacks PID: {s.stderr}")
+    d = ft.ctl(a, "dump", prog)
+    check(d.returncode == 0, f"dump PID: exit 0, got {d.returncode}: {d.stderr}")
+    out_text, err = stop(tmp, p)
+    for name in ("b.dump1.json", "b.dump2.json"):
+        path = os.path.join(tmp, name)
+        if not check(os.path.exists(path), f"{name} written: {os.listdir(tmp)}"):
+            continue
+        events = ft.load(path)["traceEvents"]
+        kernels = [e["name"] for e in events if e.get("cat") == "cuda_kernel" and e.get("ph") == "X"]
+        check(len(kernels) == 3 and not any("running" in k for k in kernels),
+              f"{name}: the 3 finished kernels, not the running one: {kernels}")
+    check("still running at a live dump" in out_text + err, f"the summary says so: {err}")
+
+
 if __name__ == "__main__":
     sys.exit(ft.main(globals(), ["--fake-cupti"]))

@@ -220,7 +220,7 @@ void flight_session::serve_requests() {
 
 std::string flight_session::stacks_text(bool live) {
   if (live) {
-    request_flush(raw_dir_, flush_wait_ns);
+    request_flush(raw_dir_, flush_wait_ns, false);
   }
   if (!watch_->following()) {
     // No watcher runs: read what the window holds now (ranges opened before it are not seen).

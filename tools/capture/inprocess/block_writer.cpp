@@ -319,10 +319,11 @@ void* writer_main(void*) noexcept {
   for (;;) {
     fill_ready();
     if (flight::active() && !g_writer_stop.load(std::memory_order_seq_cst)) {
-      std::uint64_t const request = flight::pending_request();
+      bool gpu = false;
+      std::uint64_t const request = flight::pending_request(&gpu);
       std::int64_t const now = rec::monotonic_ns();
       if (request != 0 || now - last_flight_flush >= flight_flush_ns) {
-        if (request != 0) {
+        if (gpu) {
           // A dump is due: the GPU records CUPTI still holds go to the ring first (bounded:
           // the launcher waits as long for the answer).
           cupti::flush_live(flight_gpu_wait_ns);

@@ -65,7 +65,17 @@ class converter {
   /// @brief Kernels, copies and memsets converted so far (the process ran GPU work).
   [[nodiscard]] std::uint64_t gpu_work() const noexcept { return gpu_work_; }
 
+  /// @brief Kernels, copies and memsets skipped because they had no end yet: a forced flush
+  /// (a live dump) hands out the work still running without its end, and CUPTI does not hand
+  /// it out again.
+  [[nodiscard]] std::uint64_t in_flight() const noexcept { return in_flight_; }
+
  private:
+  bool in_flight(std::uint64_t start, std::uint64_t end) noexcept {
+    bool const running = end == 0 || end < start;
+    in_flight_ += running ? 1U : 0U;
+    return running;
+  }
   std::uint32_t api_name_id(std::uint32_t domain, std::uint32_t cbid);
 
   api_name_fn api_name_;
@@ -74,6 +84,7 @@ class converter {
   std::vector<std::string> texts_;
   std::vector<std::uint32_t> fresh_;
   std::uint64_t gpu_work_ = 0;
+  std::uint64_t in_flight_ = 0;
 };
 
 // Run-time hooks for inject.cpp.

@@ -93,6 +93,9 @@ bool converter::convert(void const* activity, gpu_out& out) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       auto const& k = *static_cast<CUpti_ActivityKernel10 const*>(activity);
+      if (in_flight(k.start, k.end)) {
+        return false;
+      }
       rec::gpu_kernel g{};
       g.start = ns(k.start);
       g.end = ns(k.end);
@@ -125,6 +128,9 @@ bool converter::convert(void const* activity, gpu_out& out) {
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       auto const& m = *static_cast<CUpti_ActivityMemcpy6 const*>(activity);
+      if (in_flight(m.start, m.end)) {
+        return false;
+      }
       rec::gpu_memcpy g{};
       g.start = ns(m.start);
       g.end = ns(m.end);
@@ -152,6 +158,9 @@ bool converter::convert(void const* activity, gpu_out& out) {
       return true;
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       auto const& m = *static_cast<CUpti_ActivityMemset4 const*>(activity);
+      if (in_flight(m.start, m.end)) {
+        return false;
+      }
       rec::gpu_memset g{};
       g.start = ns(m.start);
       g.end = ns(m.end);

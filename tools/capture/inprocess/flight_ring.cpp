@@ -181,13 +181,22 @@ void take_batch(unsigned char const* data, std::size_t size,
   }
 }
 
-std::uint64_t pending_request() noexcept {
+std::uint64_t pending_request(bool* gpu) noexcept {
+  *gpu = false;
   if (!active()) {
     return 0;
   }
   auto& h = g_ring.header();
-  std::uint64_t const want = h.user[flush_request].load(std::memory_order_acquire);
-  return want != h.user[flush_done].load(std::memory_order_relaxed) ? want : 0;
+  std::uint64_t const word = h.user[flush_request].load(std::memory_order_acquire);
+  std::uint64_t const want = word & ~gpu_wanted;
+  if (want == h.user[flush_done].load(std::memory_order_relaxed)) {
+    return 0;
+  }
+  if ((word & gpu_wanted) != 0) {
+    h.user[flush_request].fetch_and(~gpu_wanted, std::memory_order_acq_rel);
+    *gpu = true;
+  }
+  return want;
 }
 
 void answer(std::uint64_t n) noexcept {

@@ -20,6 +20,11 @@ enum user_word : int {
   flush_done = 1,     ///< the process stores the request it has answered
 };
 
+/// @brief Set in the flush_request word (before the bump) by a dump: the GPU records CUPTI holds
+/// are wanted too. A stacks request leaves it clear: it needs ranges only, and a flush of CUPTI
+/// while a kernel runs would lose that kernel's record. The count is the word without it.
+inline constexpr std::uint64_t gpu_wanted = 1ULL << 62U;
+
 /// @brief Starts the flight recorder when NVTXPP_FLIGHT_BYTES asks for one (once per process;
 /// again in a forked child, with a ring of its own). @return whether events go to a ring
 bool start() noexcept;
@@ -46,8 +51,9 @@ bool take_record(std::uint32_t kind, iovec const* parts, int count) noexcept;
 void take_batch(unsigned char const* data, std::size_t size,
                 void (*to_file)(void const* data, std::size_t size) noexcept) noexcept;
 
-/// @brief The launcher's pending flush request, or 0 when it has none.
-[[nodiscard]] std::uint64_t pending_request() noexcept;
+/// @brief The launcher's pending flush request (its count), or 0 when it has none; `gpu` tells
+/// whether it wants CUPTI's records too (the flag is taken: cleared for the next request).
+[[nodiscard]] std::uint64_t pending_request(bool* gpu) noexcept;
 
 /// @brief Says request `n` was answered (every partly filled block is in the ring).
 void answer(std::uint64_t n) noexcept;

@@ -122,7 +122,7 @@ std::vector<std::uint32_t> ring_processes(std::string const& raw_dir) {
   return out;
 }
 
-std::size_t request_flush(std::string const& raw_dir, std::int64_t max_wait_ns) {
+std::size_t request_flush(std::string const& raw_dir, std::int64_t max_wait_ns, bool gpu) {
   struct waiting {
     std::uint32_t pid;
     std::unique_ptr<ring_file> ring;
@@ -135,7 +135,10 @@ std::size_t request_flush(std::string const& raw_dir, std::int64_t max_wait_ns) 
       continue;
     }
     auto& user = m->get()->header().user;
-    std::uint64_t const n = user[flight::flush_request].fetch_add(1) + 1;
+    if (gpu) {
+      user[flight::flush_request].fetch_or(flight::gpu_wanted);  // before the count: seen with it
+    }
+    std::uint64_t const n = (user[flight::flush_request].fetch_add(1) + 1) & ~flight::gpu_wanted;
     wait.push_back({pid, std::move(m), n});
   }
   std::int64_t const give_up = now_ns() + max_wait_ns;

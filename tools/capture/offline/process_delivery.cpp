@@ -466,6 +466,11 @@ class process_reader {
             warn("gpu_dropped",
                  fmt::format("pid {}: CUPTI dropped {} GPU activity record(s) (buffers full)", pid_,
                              i.value));
+          } else if (i.key == "in_flight" && i.value != "0") {
+            warn("gpu_in_flight",
+                 fmt::format("pid {}: {} GPU operation(s) still running at a live dump are in no "
+                             "trace (CUPTI hands them out once, without their end)",
+                             pid_, i.value));
           } else if (i.key == "cupti" && i.value.rfind("unavailable", 0) == 0) {
             warn("gpu_unavailable",
                  fmt::format("pid {}: no GPU activity recorded: CUPTI {}", pid_, i.value));
