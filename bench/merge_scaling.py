@@ -100,22 +100,28 @@ def writer_floor(paths, out):
     return secs
 
 
-def merge_run(capture, jobs, paths, out, log, cold):
+def merge_run(capture, jobs, paths, out, work, cold):
+    """Wall seconds, CPU seconds (user + system), peak RSS in MiB, and the summary's hash."""
     if os.path.exists(out):
         os.remove(out)
     if cold:
         drop_caches()
-    t0 = time.monotonic()
-    p = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", "-o", log, capture, "merge",
-                        "-j", str(jobs), "-o", out] + paths,
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    wall = time.monotonic() - t0
+    stdout_path = os.path.join(work, "summary.txt")
+    stderr_path = os.path.join(work, "stderr.txt")
+    with open(stdout_path, "wb") as so, open(stderr_path, "wb") as se:
+        t0 = time.monotonic()
+        p = subprocess.Popen([capture, "merge", "-j", str(jobs), "-o", out] + paths,
+                             stdout=so, stderr=se)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.monotonic() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
     if p.returncode != 0:
-        sys.exit(f"merge -j {jobs} failed: {p.stderr.decode()}")
-    with open(log) as f:
-        _, user, system, kib = f.read().split()[-4:]
+        with open(stderr_path) as f:
+            sys.exit(f"merge -j {jobs} failed: {f.read()}")
+    with open(stdout_path, "rb") as f:
+        digest = hashlib.sha1(f.read()).hexdigest()
     os.remove(out)
-    return wall, float(user) + float(system), int(kib) // 1024, hashlib.sha1(p.stdout).hexdigest()
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss // 1024, digest
 
 
 def main():
@@ -176,7 +182,7 @@ def main():
             for j in jobs:
                 wall, cpu_s, rss, digest = merge_run(capture, j, paths,
                                                      os.path.join(work, "out.sqlite"),
-                                                     os.path.join(work, "time.log"), a.cold)
+                                                     work, a.cold)
                 sums.add(digest)
                 t1 = t1 or wall
                 up = t1 / wall
