@@ -153,7 +153,12 @@ def main():
     say(f"# nvtxpp-capture merge -j scaling ({time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())})")
     say(f"# machine: {cpu}, {os.cpu_count()} CPU(s); load average at start "
         f"{os.getloadavg()[0]:.1f}")
-    say(f"# commit: {sh(['git', '-C', ROOT, 'rev-parse', '--short', 'HEAD']).strip()}")
+    try:
+        commit = sh(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                    stderr=subprocess.DEVNULL).strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown (no git checkout)"
+    say(f"# commit: {commit}")
     if a.cold:
         say(f"# page cache dropped before each merge: "
             f"{'yes' if drop_caches() else 'no (not allowed here)'}")
