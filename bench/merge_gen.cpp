@@ -2,7 +2,8 @@
 // layout, each one "rank" of RANGES nested push/pop ranges on 4 threads (30 distinct names in two
 // domains, durations varying by rank so the cross-rank summary has spread), written with the
 // capture's own SQLite writer.
-//   nvtxpp_merge_gen DIR [files=64] [ranges=1000000]
+//   nvtxpp_merge_gen DIR [files=64] [ranges=1000000] [first=0]
+// (first: the rank of the first file, so that several generators can share the work)
 // Not a test.
 #include "offline/launch_meta.hpp"
 #include "offline/sqlite_writer.hpp"
@@ -16,12 +17,13 @@
 int main(int argc, char** argv) {
   namespace cap = nvtxpp::capture;
   if (argc < 2) {
-    std::fputs("usage: nvtxpp_merge_gen DIR [files=64] [ranges=1000000]\n", stderr);
+    std::fputs("usage: nvtxpp_merge_gen DIR [files=64] [ranges=1000000] [first=0]\n", stderr);
     return 2;
   }
   std::string const dir = argv[1];
   int const files = argc > 2 ? std::atoi(argv[2]) : 64;
   long long const ranges = argc > 3 ? std::atoll(argv[3]) : 1'000'000;
+  int const first = argc > 4 ? std::atoi(argv[4]) : 0;
   std::vector<std::string> names;
   names.reserve(30);
   for (int i = 0; i < 30; ++i) {
@@ -29,7 +31,7 @@ int main(int argc, char** argv) {
   }
   auto const t0 = std::chrono::steady_clock::now();
   try {
-    for (int f = 0; f < files; ++f) {
+    for (int f = first; f < first + files; ++f) {
       std::string const path = dir + "/trace.rank" + std::to_string(f) + ".sqlite";
       cap::sqlite_writer w{path};
       std::uint32_t const pid = 1000 + static_cast<std::uint32_t>(f % 8);  // pids repeat

@@ -602,6 +602,124 @@ def case_merge_mpirun(a, tmp):
     check(all(r["Ranks"] == "4" for r in tables[0]), "every range on all 4 ranks")
 
 
+def table_rows(path):
+    """Every table's rows in rowid order (the file's own name, which names the partial file it
+    was written as, left out)."""
+    out = {}
+    with db(path) as c:
+        names = [n for (n,) in c.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                         "ORDER BY name")]
+        for n in names:
+            rows = c.execute(f'SELECT * FROM "{n}"').fetchall()
+            if n == "META_DATA_EXPORT":
+                rows = [r for r in rows if r[0] != "EXPORT_PARAM_OUTPUT_PATH"]
+            out[n] = rows
+    return out
+
+
+def parallel_inputs(a, tmp):
+    """Seven inputs of every kind merge reads: plain captures, one with counters, a recording
+    rebuilt from an nsys profile (GPU work, correlation ids) twice, and an nsys-export-like file."""
+    files = [capture(a, os.path.join(tmp, f"p{r}.sqlite"), rank=r, size=7,
+                     shift_ns=r * 1000) for r in range(3)]
+    files.append(capture(a, os.path.join(tmp, "p3.sqlite"), rank=3, size=7, case="extensions"))
+    files.append(convert_reference(a, tmp, "gpu.rank4.sqlite", 4))
+    files.append(convert_reference(a, tmp, "gpu.rank5.sqlite", 5))
+    nsys = os.path.join(tmp, "report.6.sqlite")
+    nsys_like(files[-1], nsys)
+    files.append(nsys)
+    return files
+
+
+def case_merge_parallel(a, tmp):
+    """-j N merges what -j 1 merges: the same rows of every table in the same order, the same
+    summary byte for byte, the same JSON; with fewer threads than inputs (stage files reused)
+    and more."""
+    files = parallel_inputs(a, tmp)
+    results = {}
+    for jobs in (1, 2, 4, 16):
+        out = os.path.join(tmp, f"j{jobs}.sqlite")
+        p = merge(a, "-j", jobs, "-o", out, "--csv", *files)
+        if not check(p.returncode == 0, f"merge -j {jobs} exits 0: {p.stderr}"):
+            return
+        results[jobs] = (table_rows(out), p.stdout, p.stderr.replace(out, "OUT"))
+    one = results[1]
+    counts = {t: len(r) for t, r in one[0].items() if r}
+    check(all(counts.get(t, 0) > 0 for t in ("NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_KERNEL",
+                                             "CUPTI_ACTIVITY_KIND_RUNTIME", "GENERIC_EVENTS",
+                                             "StringIds", "PROCESSES")),
+          f"the merged file has rows of every kind to compare: {counts}")
+    check(len(csv_tables(one[1])) == 2, "the summary has the range and GPU projection tables")
+    for jobs in (2, 4, 16):
+        rows, out, err = results[jobs]
+        for t in sorted(set(one[0]) | set(rows)):
+            check(rows.get(t) == one[0].get(t), f"-j {jobs}: table {t} as with -j 1")
+        check(out == one[1], f"-j {jobs}: the summary byte for byte as with -j 1")
+        check(err == one[2], f"-j {jobs}: stderr as with -j 1:\n{err}\n---\n{one[2]}")
+    for args in (["--summary-only"], ["--summary-only", "--csv"]):
+        p1 = merge(a, "-j", 1, *args, *files)
+        p3 = merge(a, "-j", 3, *args, *files)
+        check(p1.returncode == 0 and p1.stdout == p3.stdout and p1.stderr == p3.stderr,
+              f"merge {args}: -j 3 prints what -j 1 prints")
+    js = {}
+    for jobs in (1, 4):
+        out = os.path.join(tmp, "m.json")
+        p = merge(a, f"-j{jobs}", "-o", out, *files)
+        check(p.returncode == 0, f"merge -j{jobs} -o .json: {p.stderr}")
+        with open(out, "rb") as fh:
+            js[jobs] = (fh.read(), p.stdout)
+        os.remove(out)
+    check(js[1] == js[4], "JSON output and summary: -j4 as -j1")
+    check(partials(tmp) == [], f"no partial or stage files left: {partials(tmp)}")
+
+
+def case_merge_parallel_errors(a, tmp):
+    """-j values: 0, negative, not a number, too large: exit 2, one line, nothing written. Bad
+    inputs among good ones: the error -j 1 gives (the first bad input in order), nothing left."""
+    good = capture(a, os.path.join(tmp, "good.sqlite"), rank=0)
+    out = os.path.join(tmp, "out.sqlite")
+    for value in ["0", "-1", "abc", "1025", "99999999999999999999", "", "2x", "+3", " 4"]:
+        for args in (["-j", value], [f"--jobs={value}"]):
+            p = merge(a, *args, "-o", out, good)
+            check(p.returncode == 2 and p.stderr.count("\n") == 1 and "-j" in p.stderr,
+                  f"merge {args}: exit 2, one line: {p.returncode} {p.stderr!r}")
+    p = merge(a, "-o", out, good, "-j")
+    check(p.returncode == 2 and "needs a value" in p.stderr, f"-j without a value: {p.stderr}")
+    check(not os.path.exists(out) and partials(tmp) == [], "nothing written for bad -j")
+    for args in (["-j1024"], ["--jobs", "3"], ["-j", "1"]):
+        p = merge(a, *args, "--summary-only", good)
+        check(p.returncode == 0 and "Max Rank" in p.stdout, f"merge {args}: {p.stderr}")
+    goods = []
+    for i in range(6):
+        goods.append(os.path.join(tmp, f"g{i}.sqlite"))
+        shutil.copy(good, goods[-1])
+    with open(good, "rb") as f:
+        data = f.read()
+    page = int.from_bytes(data[16:18], "big")
+    damaged = os.path.join(tmp, "damaged.sqlite")
+    with open(damaged, "wb") as f:
+        f.write(data[:2 * page] + b"\xa5" * (len(data) - 2 * page))
+    text = os.path.join(tmp, "notes.sqlite")
+    with open(text, "w") as f:
+        f.write("not a database\n" * 20)
+    for inputs in (goods[:3] + [damaged] + goods[3:] + [text],
+                   goods[:4] + [text, damaged] + goods[4:]):
+        for target in ("out.sqlite", "out.json", None):
+            args = ["-o", os.path.join(tmp, target)] if target else ["--summary-only"]
+            p1 = merge(a, "-j", 1, *args, *inputs)
+            p4 = merge(a, "-j", 4, *args, *inputs)
+            check(p1.returncode == 2 and p4.returncode == 2, f"bad input {target}: exit 2: "
+                  f"{p1.returncode} {p4.returncode} {p4.stderr}")
+            check(p4.stderr == p1.stderr and p4.stdout == "",
+                  f"{target}: -j 4 names what -j 1 names: {p4.stderr!r} vs {p1.stderr!r}")
+            check(not os.path.exists(os.path.join(tmp, "out.sqlite")) and partials(tmp) == [],
+                  f"nothing left: {partials(tmp)}")
+    # Disk full while writing: exit 3 with threads too, no partial or stage file left.
+    p = merge(a, "-j", 4, "-o", out, *goods, env={"NVTXPP_CAPTURE_FAIL_WRITE_AFTER": "100"})
+    check(p.returncode == 3 and not os.path.exists(out) and partials(tmp) == [],
+          f"disk full with -j 4: exit 3, nothing left: {p.returncode} {partials(tmp)}")
+
+
 CASES = {
     "merge_ranks": case_merge_ranks,
     "merge_identity": case_merge_identity,
@@ -612,6 +730,8 @@ CASES = {
     "merge_signal": case_merge_signal,
     "merge_mpirun": case_merge_mpirun,
     "merge_empty_processes": case_merge_empty_processes,
+    "merge_parallel": case_merge_parallel,
+    "merge_parallel_errors": case_merge_parallel_errors,
 }
 
 

@@ -3,6 +3,7 @@
 #include "merge_main.hpp"
 
 #include "../offline/cross_rank_summary.hpp"
+#include "../offline/input_pool.hpp"
 #include "../offline/merge_sqlite.hpp"
 #include "../offline/sqlite_input.hpp"
 #include "../offline/sqlite_reader.hpp"
@@ -23,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace nvtxpp::capture {
@@ -30,7 +32,7 @@ namespace nvtxpp::capture {
 namespace {
 
 constexpr char usage[] =
-    "usage: nvtxpp-capture merge [-o OUT] [--summary-only|--no-summary] [--csv] FILE...\n"
+    "usage: nvtxpp-capture merge [-o OUT] [--summary-only|--no-summary] [--csv] [-j N] FILE...\n"
     "\n"
     "Merges SQLite traces in Nsight Systems' export layout (nvtxpp-capture -o X.sqlite, or\n"
     "nsys export --type sqlite), typically one per rank of a job, into one trace, and prints\n"
@@ -52,6 +54,10 @@ constexpr char usage[] =
     "      --summary-only  print the cross-rank summary, write no trace\n"
     "      --no-summary    write the trace, print no summary\n"
     "      --csv           print the summary as CSV\n"
+    "  -j, --jobs N        read and summarise up to N inputs at once, on N threads (default:\n"
+    "                      the machine's cores; 1 to 1024); the output is the same for any N.\n"
+    "                      An SQLite output is written by one more thread, from stage files\n"
+    "                      beside it (one per thread, each the size of an input's share)\n"
     "  -h, --help          this text\n"
     "\n"
     "exit status: 0 done; 2 bad usage or an input that cannot be merged (not SQLite, truncated,\n"
@@ -106,10 +112,32 @@ std::string temp_beside(std::string const& out) {
 // The partial output, for the signal handler: a signal that ends the merge (Ctrl-C, SIGTERM,
 // SIGHUP) removes it before the process dies of that signal.
 char g_partial[PATH_MAX + 16];
+std::size_t g_stage_files = 0;  // merge_stage_path(g_partial, 0 .. g_stage_files - 1)
+
+/// Removes the stage files of the partial output (names built without allocating).
+void unlink_stages() {
+  char name[sizeof g_partial + 32];
+  std::size_t const n = std::strlen(g_partial);
+  std::memcpy(name, g_partial, n);
+  std::memcpy(name + n, ".stage-", 7);
+  for (std::size_t slot = 0; slot < g_stage_files; ++slot) {
+    char digits[24];
+    std::size_t d = 0;
+    for (std::size_t v = slot; d == 0 || v != 0; v /= 10) {
+      digits[d++] = static_cast<char>('0' + v % 10);
+    }
+    for (std::size_t k = 0; k < d; ++k) {
+      name[n + 7 + k] = digits[d - 1 - k];
+    }
+    name[n + 7 + d] = '\0';
+    ::unlink(name);
+  }
+}
 
 void on_fatal_signal(int sig) {
   if (g_partial[0] != '\0') {
     ::unlink(g_partial);
+    unlink_stages();
   }
   ::signal(sig, SIG_DFL);
   ::raise(sig);
@@ -143,6 +171,23 @@ void remove_partial(std::string const& path) {
   for (char const* suffix : {"", "-journal", "-wal", "-shm"}) {
     ::unlink((path + suffix).c_str());
   }
+  for (std::size_t slot = 0; slot < g_stage_files; ++slot) {
+    ::unlink(merge_stage_path(path, slot).c_str());
+  }
+}
+
+/// A -j value: digits only, 1 to max_merge_jobs.
+bool parse_jobs(std::string const& value, unsigned& jobs) {
+  if (value.empty() || value.size() > 5 ||
+      value.find_first_not_of("0123456789") != std::string::npos) {
+    return false;
+  }
+  unsigned long const n = std::stoul(value);  // at most 5 digits: cannot throw
+  if (n < 1 || n > max_merge_jobs) {
+    return false;
+  }
+  jobs = static_cast<unsigned>(n);
+  return true;
 }
 
 /// The command line, parsed.
@@ -150,6 +195,7 @@ struct merge_args {
   std::string output = "nvtxpp-merged.json";
   bool trace = true;
   bool summary = true;
+  unsigned jobs = std::max(1U, std::thread::hardware_concurrency());
   summary_options sopt;
   std::vector<std::string> files;
 };
@@ -174,6 +220,21 @@ std::optional<int> parse(int argc, char** argv, merge_args& m) {
       m.trace = false;
     } else if (a == "--no-summary") {
       m.summary = false;
+    } else if (a == "-j" || a == "--jobs" || a.rfind("--jobs=", 0) == 0 ||
+               (a.rfind("-j", 0) == 0 && a.size() > 2)) {
+      std::string value;
+      if (a == "-j" || a == "--jobs") {
+        if (i + 1 >= argc) {
+          return bad_usage(a + " needs a value (see --help)");
+        }
+        value = argv[++i];
+      } else {
+        value = a.substr(a[1] == 'j' ? 2 : 7);
+      }
+      if (!parse_jobs(value, m.jobs)) {
+        return bad_usage(
+            fmt::format("-j {}: not a number of threads from 1 to {}", value, max_merge_jobs));
+      }
     } else if (a == "--csv") {
       m.sopt.csv = true;
     } else if (a == "-h" || a == "--help") {
@@ -200,14 +261,14 @@ std::optional<int> parse(int argc, char** argv, merge_args& m) {
 
 /// Checks every input before anything is written. @throws input_error
 std::vector<merge_input> inspect_all(merge_args const& m) {
-  std::vector<merge_input> inputs;
+  std::vector<merge_input> inputs(m.files.size());
   std::string const out_real = m.trace ? real(m.output) : std::string{};
-  for (std::size_t i = 0; i < m.files.size(); ++i) {
+  for_each_input(m.files.size(), m.jobs, [&](std::size_t i) {
     if (!out_real.empty() && real(m.files[i]) == out_real) {
       throw input_error(m.files[i] + ": is also the output (-o)");
     }
-    inputs.push_back(inspect_input(m.files[i], i));
-  }
+    inputs[i] = inspect_input(m.files[i], i);
+  });
   return inputs;
 }
 
@@ -231,11 +292,16 @@ class merge_run {
         block_fatal_signals(false);
         throw;
       }
+      g_stage_files = m_.jobs + 1;  // write_merged_sqlite's stage files, if any
       guard_partial(partial_);
       block_fatal_signals(false);
       if (ends_with(m_.output, ".sqlite")) {
-        write_merged_sqlite(partial_, inputs_, anchor_);
-        per_input(nullptr);  // the summary when wanted, else counts only
+        // The summary when wanted, else counts only, as each input is read.
+        merge_work work;
+        work.jobs = m_.jobs;
+        work.per_input = [this](std::size_t i) { read_one(i, nullptr, m_.summary); };
+        work.in_order = [this](std::size_t i) { add_one(i); };
+        write_merged_sqlite(partial_, inputs_, anchor_, work);
       } else {
         json_sink json{partial_, 0};
         for (auto const& in : inputs_) {  // viewers list the processes by rank
@@ -297,31 +363,70 @@ class merge_run {
   }
 
  private:
-  // Every input through `extra` (the JSON writer, or none) and a summary of its own.
+  // Every input through `extra` (the JSON writer, or none) and a summary of its own; without
+  // the JSON writer (which takes one input at a time), on m_.jobs threads.
   void per_input(trace_sink* extra) {
-    for (auto const& in : inputs_) {
-      summary_sink s;
-      std::vector<trace_sink*> sinks;
-      if (extra != nullptr) {
-        sinks.push_back(extra);
+    auto const n = inputs_.size();
+    if (extra == nullptr) {
+      for_each_input(
+          n, m_.jobs, [this](std::size_t i) { read_one(i, nullptr, m_.summary); },
+          [this](std::size_t i) { add_one(i); });
+    } else if (m_.jobs > 1 && m_.summary) {  // summaries on threads, then the JSON
+      for_each_input(
+          n, m_.jobs, [this](std::size_t i) { read_one(i, nullptr, true); },
+          [this](std::size_t i) { add_summary(i); });
+      for (std::size_t i = 0; i < n; ++i) {
+        read_one(i, extra, false);
+        add_one(i);
       }
-      if (m_.summary) {
-        sinks.push_back(&s);
-      }
-      // Only the JSON writer needs ranges thread by thread in time order (nesting depth).
-      auto const t =
-          sinks.empty() ? count_sqlite_input(in) : read_sqlite_input(in, sinks, extra != nullptr);
-      all_.processes += t.processes;
-      all_.ranges += t.ranges;
-      all_.marks += t.marks;
-      all_.gpu_ops += t.gpu_ops;
-      all_.api_calls += t.api_calls;
-      all_.counter_samples += t.counter_samples;
-      if (m_.summary) {
-        ranks_.add(in.rank, s);
+    } else {
+      for (std::size_t i = 0; i < n; ++i) {
+        read_one(i, extra, m_.summary);
+        add_one(i);
       }
     }
   }
+
+  // Input i through `extra` (or none) and, with `summary`, a summary of its own.
+  void read_one(std::size_t i, trace_sink* extra, bool summary) {
+    auto& r = results_[i];
+    std::vector<trace_sink*> sinks;
+    if (extra != nullptr) {
+      sinks.push_back(extra);
+    }
+    if (summary) {
+      r.summary = std::make_unique<summary_sink>();
+      sinks.push_back(r.summary.get());
+    }
+    // Only the JSON writer needs ranges thread by thread in time order (nesting depth).
+    r.totals = sinks.empty() ? count_sqlite_input(inputs_[i])
+                             : read_sqlite_input(inputs_[i], sinks, extra != nullptr);
+  }
+
+  // In input order: input i's totals and its summary (then freed) into the merge's.
+  void add_one(std::size_t i) {
+    auto const& t = results_[i].totals;
+    all_.processes += t.processes;
+    all_.ranges += t.ranges;
+    all_.marks += t.marks;
+    all_.gpu_ops += t.gpu_ops;
+    all_.api_calls += t.api_calls;
+    all_.counter_samples += t.counter_samples;
+    add_summary(i);
+  }
+
+  void add_summary(std::size_t i) {
+    if (auto& s = results_[i].summary) {
+      ranks_.add(inputs_[i].rank, *s);
+      s.reset();
+    }
+  }
+
+  /// What reading one input left for add_one.
+  struct input_result {
+    std::unique_ptr<summary_sink> summary;
+    read_totals totals;
+  };
 
   merge_args const& m_;
   std::vector<merge_input> const& inputs_;
@@ -329,6 +434,7 @@ class merge_run {
   std::string partial_;
   cross_rank_summary ranks_;
   read_totals all_;
+  std::vector<input_result> results_{inputs_.size()};
 };
 
 }  // namespace
@@ -337,6 +443,9 @@ int merge_main(int argc, char** argv) {
   merge_args m;
   if (auto const status = parse(argc, argv, m)) {
     return *status;
+  }
+  if (!sqlite_threads_allowed()) {
+    m.jobs = 1;  // an SQLite built without threads: one connection at a time
   }
   std::vector<merge_input> inputs;
   try {

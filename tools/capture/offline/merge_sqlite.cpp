@@ -2,13 +2,20 @@
 
 #include "merge_sqlite.hpp"
 
+#include "input_pool.hpp"
 #include "sqlite_writer.hpp"
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <condition_variable>
 #include <cstdlib>
+#include <exception>
+#include <mutex>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 namespace nvtxpp::capture {
@@ -19,12 +26,14 @@ namespace {
 /// damaged, output_error otherwise.
 class output_db {
  public:
-  explicit output_db(std::string const& path) : path_{path} {
+  explicit output_db(std::string const& path, bool create = false) : path_{path} {
     sqlite3* raw = nullptr;
-    int const rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr);
+    int const flags =
+        SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
+    int const rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
     db_.reset(raw);
     if (rc != SQLITE_OK) {
-      throw output_error(path + ": cannot be reopened (" +
+      throw output_error(path + ": cannot be " + (create ? "created" : "reopened") + " (" +
                          (raw ? sqlite3_errmsg(raw) : "out of memory") + ")");
     }
     exec(
@@ -33,6 +42,7 @@ class output_db {
   }
 
   sqlite3* get() const noexcept { return db_.get(); }
+  std::string const& path() const noexcept { return path_; }
 
   /// The input whose rows are being read (for errors), or "" for none.
   void reading(std::string const* path) noexcept { input_ = path; }
@@ -229,6 +239,141 @@ std::int64_t max_of(output_db& out, char const* schema, std::string const& table
       fmt::format("SELECT coalesce(max(\"{}\"), 0) FROM {}.\"{}\"", column, schema, table));
 }
 
+/// The output's copied tables, their columns, and the statements that create them.
+struct output_tables {
+  std::vector<std::string> names;
+  std::unordered_map<std::string, std::vector<std::string>> columns;
+  std::string create_sql;
+
+  output_tables(output_db& out, std::string const& path) : names{copied_tables(out, path)} {
+    for (auto const& t : names) {
+      columns[t] = table_columns(out.get(), path, t);
+      auto const sql =
+          fmt::format("SELECT sql FROM main.sqlite_master WHERE type = 'table' AND name = '{}'", t);
+      input_query q{out.get(), path, sql.c_str()};
+      if (q.next()) {
+        create_sql += std::string{q.text(0)} + ";\n";
+      }
+    }
+  }
+};
+
+/// The largest ids of one input: the next input's ids go past them.
+struct id_maxima {
+  std::int64_t correlation = 0;
+  std::int64_t domain = 0;
+  std::int64_t source = 0;
+  std::int64_t type = 0;
+  std::int64_t generic_event = 0;
+};
+
+/// The maxima of the input attached to `db` as src (from the inputs' maxima: a maximum over the
+/// growing output would make the merge quadratic).
+id_maxima maxima_of(output_db& db, merge_input const& in, output_tables const& out) {
+  id_maxima m;
+  for (auto const& t : out.names) {
+    if (!has_table(db.get(), in.path, t, "src")) {
+      continue;
+    }
+    auto const cols = table_columns(db.get(), in.path, t, "src");
+    auto const& out_cols = out.columns.at(t);
+    if (contains(out_cols, "correlationId") && contains(cols, "correlationId")) {
+      m.correlation = std::max(m.correlation, max_of(db, "src", t, "correlationId"));
+    }
+    if (contains(out_cols, "domainId") && contains(cols, "domainId")) {
+      m.domain = std::max(m.domain, max_of(db, "src", t, "domainId"));
+    }
+  }
+  auto src_max = [&](char const* table, char const* column) {
+    return has_table(db.get(), in.path, table, "src") ? max_of(db, "src", table, column) : 0;
+  };
+  m.source = src_max("GENERIC_EVENT_SOURCES", "sourceId");
+  m.type = src_max("GENERIC_EVENT_TYPES", "typeId");
+  m.generic_event = src_max("GENERIC_EVENTS", "genericEventId");
+  return m;
+}
+
+/// The offsets of an input whose maxima are `m`; `next` moves past them.
+offsets advance(offsets& next, id_maxima const& m, std::int64_t shift) {
+  offsets o = next;
+  o.shift = shift;
+  next.correlation = o.correlation + m.correlation;
+  next.domain = o.domain + m.domain;
+  next.source = o.source + m.source + 1;
+  next.type = o.type + m.type + 1;
+  next.generic_event = o.generic_event + m.generic_event + 1;
+  return o;
+}
+
+void attach(output_db& db, std::string const& path, char const* as) {
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2(db.get(), fmt::format("ATTACH DATABASE ? AS {}", as).c_str(), -1, &s, nullptr);
+  sqlite3_bind_text(s, 1, path.c_str(), -1, SQLITE_TRANSIENT);
+  int const rc = sqlite3_step(s);
+  sqlite3_finalize(s);
+  if (rc != SQLITE_DONE) {
+    db.fail(rc, sqlite3_errmsg(db.get()));
+  }
+}
+
+void register_functions(output_db& db, std::string const& path, pid_map* map) {
+  for (auto [name, fn] :
+       {std::pair{"nvtxpp_gid", &sql_gid}, std::pair{"nvtxpp_pid", &sql_pid},
+        std::pair{"nvtxpp_kept", &sql_kept}, std::pair{"nvtxpp_kept_thread", &sql_kept_thread}}) {
+    if (sqlite3_create_function(db.get(), name, 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, map, fn,
+                                nullptr, nullptr) != SQLITE_OK) {
+      throw output_error(path + ": " + sqlite3_errmsg(db.get()));
+    }
+  }
+}
+
+void map_processes(pid_map& map, merge_input const& in) {
+  map.processes.clear();
+  for (auto const& p : in.processes) {
+    map.processes[p.pid] = &p;
+  }
+}
+
+/// Every table both have, by the columns both have; rows of processes and threads with events;
+/// strings through temp.nvtxpp_smap.
+void copy_rows(output_db& db, merge_input const& in, offsets const& o, output_tables const& out) {
+  for (auto const& t : out.names) {
+    if (!has_table(db.get(), in.path, t, "src")) {
+      continue;
+    }
+    auto const src_cols = table_columns(db.get(), in.path, t, "src");
+    std::string cols;
+    std::string exprs;
+    for (auto const& c : out.columns.at(t)) {
+      if (!contains(src_cols, c)) {
+        continue;
+      }
+      cols += (cols.empty() ? "\"" : ", \"") + c + "\"";
+      exprs += (exprs.empty() ? "" : ", ") + column_expr(c, o);
+    }
+    if (!cols.empty()) {
+      db.exec(fmt::format("INSERT INTO main.\"{}\" ({}) SELECT {} FROM src.\"{}\"{}", t, cols,
+                          exprs, t, kept_rows(t)));
+    }
+  }
+}
+
+void add_processes(output_db& out, merge_input const& in) {
+  for (auto const& p : in.processes) {
+    sqlite3_stmt* ins = nullptr;
+    sqlite3_prepare_v2(out.get(), "INSERT INTO PROCESSES (globalPid, pid, name) VALUES (?, ?, ?)",
+                       -1, &ins, nullptr);
+    sqlite3_bind_int64(ins, 1, nsys_global_pid(p.new_pid));
+    sqlite3_bind_int64(ins, 2, p.new_pid);
+    sqlite3_bind_text(ins, 3, p.label.c_str(), -1, SQLITE_TRANSIENT);
+    int const r = sqlite3_step(ins);
+    sqlite3_finalize(ins);
+    if (r != SQLITE_DONE) {
+      out.fail(r, sqlite3_errmsg(out.get()));
+    }
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -256,34 +401,21 @@ void create_output(std::string const& path, std::vector<merge_input> const& inpu
 class merger {
  public:
   explicit merger(std::string const& path) : out_{path} {
-    for (auto [name, fn] :
-         {std::pair{"nvtxpp_gid", &sql_gid}, std::pair{"nvtxpp_pid", &sql_pid},
-          std::pair{"nvtxpp_kept", &sql_kept}, std::pair{"nvtxpp_kept_thread", &sql_kept_thread}}) {
-      if (sqlite3_create_function(out_.get(), name, 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, &map_,
-                                  fn, nullptr, nullptr) != SQLITE_OK) {
-        throw output_error(path + ": " + sqlite3_errmsg(out_.get()));
-      }
-    }
+    register_functions(out_, path, &map_);
     out_.exec("CREATE UNIQUE INDEX main.nvtxpp_merge_value ON StringIds(value)");
-    tables_ = copied_tables(out_, path);
-    for (auto const& t : tables_) {
-      columns_[t] = table_columns(out_.get(), path, t);
-    }
   }
 
   void add(merge_input const& in) {
-    map_.processes.clear();
-    for (auto const& p : in.processes) {
-      map_.processes[p.pid] = &p;
-    }
+    map_processes(map_, in);
     out_.reading(&in.path);
-    attach(in);
+    attach(out_, in.path, "src");
     out_.exec("BEGIN");  // one transaction per input: SQLite detaches only outside one
-    offsets const o = offsets_of(in);
+    offsets const o = advance(next_, maxima_of(out_, in, tables_), in.shift_ns);
     copy_strings();
-    copy_tables(in, o);
+    copy_rows(out_, in, o, tables_);
+    out_.exec("DROP TABLE temp.nvtxpp_smap");
     out_.reading(nullptr);
-    add_processes(in);
+    add_processes(out_, in);
     out_.exec("COMMIT");
     out_.exec("DETACH DATABASE src");
   }
@@ -297,47 +429,6 @@ class merger {
   }
 
  private:
-  void attach(merge_input const& in) {
-    sqlite3_stmt* attach = nullptr;
-    sqlite3_prepare_v2(out_.get(), "ATTACH DATABASE ? AS src", -1, &attach, nullptr);
-    sqlite3_bind_text(attach, 1, in.path.c_str(), -1, SQLITE_TRANSIENT);
-    int const rc = sqlite3_step(attach);
-    sqlite3_finalize(attach);
-    if (rc != SQLITE_DONE) {
-      out_.fail(rc, sqlite3_errmsg(out_.get()));
-    }
-  }
-
-  // This input's ids go past the previous inputs' (from the inputs' maxima: a maximum over the
-  // growing output would make the merge quadratic).
-  offsets offsets_of(merge_input const& in) {
-    offsets o = next_;
-    o.shift = in.shift_ns;
-    std::int64_t max_corr = 0;
-    std::int64_t max_domain = 0;
-    for (auto const& t : tables_) {
-      if (!has_table(out_.get(), in.path, t, "src")) {
-        continue;
-      }
-      auto const cols = table_columns(out_.get(), in.path, t, "src");
-      if (contains(columns_[t], "correlationId") && contains(cols, "correlationId")) {
-        max_corr = std::max(max_corr, max_of(out_, "src", t, "correlationId"));
-      }
-      if (contains(columns_[t], "domainId") && contains(cols, "domainId")) {
-        max_domain = std::max(max_domain, max_of(out_, "src", t, "domainId"));
-      }
-    }
-    auto src_max = [&](char const* table, char const* column) {
-      return has_table(out_.get(), in.path, table, "src") ? max_of(out_, "src", table, column) : 0;
-    };
-    next_.correlation = o.correlation + max_corr;
-    next_.domain = o.domain + max_domain;
-    next_.source = o.source + src_max("GENERIC_EVENT_SOURCES", "sourceId") + 1;
-    next_.type = o.type + src_max("GENERIC_EVENT_TYPES", "typeId") + 1;
-    next_.generic_event = o.generic_event + src_max("GENERIC_EVENTS", "genericEventId") + 1;
-    return o;
-  }
-
   // Strings: one row per distinct value in the output; the input's ids mapped to it.
   void copy_strings() {
     out_.exec(
@@ -349,64 +440,249 @@ class merger {
         "main.StringIds AS m ON m.value = s.value");
   }
 
-  // Every table both have, by the columns both have; rows of processes and threads with events.
-  void copy_tables(merge_input const& in, offsets const& o) {
-    for (auto const& t : tables_) {
-      if (!has_table(out_.get(), in.path, t, "src")) {
-        continue;
-      }
-      auto const src_cols = table_columns(out_.get(), in.path, t, "src");
-      std::string cols;
-      std::string exprs;
-      for (auto const& c : columns_[t]) {
-        if (!contains(src_cols, c)) {
-          continue;
-        }
-        cols += (cols.empty() ? "\"" : ", \"") + c + "\"";
-        exprs += (exprs.empty() ? "" : ", ") + column_expr(c, o);
-      }
-      if (!cols.empty()) {
-        out_.exec(fmt::format("INSERT INTO main.\"{}\" ({}) SELECT {} FROM src.\"{}\"{}", t, cols,
-                              exprs, t, kept_rows(t)));
-      }
-    }
-    out_.exec("DROP TABLE temp.nvtxpp_smap");
-  }
-
-  void add_processes(merge_input const& in) {
-    for (auto const& p : in.processes) {
-      sqlite3_stmt* ins = nullptr;
-      sqlite3_prepare_v2(out_.get(),
-                         "INSERT INTO PROCESSES (globalPid, pid, name) VALUES (?, ?, ?)", -1, &ins,
-                         nullptr);
-      sqlite3_bind_int64(ins, 1, nsys_global_pid(p.new_pid));
-      sqlite3_bind_int64(ins, 2, p.new_pid);
-      sqlite3_bind_text(ins, 3, p.label.c_str(), -1, SQLITE_TRANSIENT);
-      int const r = sqlite3_step(ins);
-      sqlite3_finalize(ins);
-      if (r != SQLITE_DONE) {
-        out_.fail(r, sqlite3_errmsg(out_.get()));
-      }
-    }
-  }
-
   output_db out_;
   pid_map map_;
-  std::vector<std::string> tables_;
-  std::unordered_map<std::string, std::vector<std::string>> columns_;
+  output_tables tables_{out_, out_.path()};
   offsets next_;
 };
 
 }  // namespace
 
+namespace {
+
+/// The merge on several threads. What costs most is SQLite evaluating every column of every row
+/// as it remaps them: workers do that, each input into a stage file of the output's tables, and
+/// the writer appends the stages to the output in input order with `INSERT INTO t SELECT * FROM
+/// stage.t`, which SQLite copies record by record without decoding a row (its transfer
+/// optimisation). The rows, their order and ids are those of the one-thread merge. At most
+/// `jobs` stages exist at once (slot files beside the output, reused), so memory and disk grow
+/// with the threads, not with the inputs.
+class staged_merge {
+ public:
+  staged_merge(std::string const& path, std::vector<merge_input> const& inputs,
+               merge_work const& work)
+      : path_{path},
+        inputs_{inputs},
+        work_{work},
+        slots_{std::min<std::size_t>(work.jobs, inputs.size())},
+        ready_(inputs.size(), false),
+        errors_(inputs.size()) {}
+
+  /// @throws input_error, output_error (the stage files are then removed)
+  void run() {
+    try {
+      prepare();
+      pipeline();
+    } catch (...) {
+      remove_stages();
+      throw;
+    }
+    remove_stages();
+  }
+
+ private:
+  // Offsets from every input's maxima (read in parallel); the output's strings and, in the
+  // strings file, each input's map to them (in input order, as the one-thread merge adds them).
+  void prepare() {
+    std::vector<id_maxima> maxima(inputs_.size());
+    for_each_input(inputs_.size(), work_.jobs, [&](std::size_t i) {
+      output_db mem{":memory:", true};
+      mem.reading(&inputs_[i].path);
+      attach(mem, inputs_[i].path, "src");
+      maxima[i] = maxima_of(mem, inputs_[i], tables_);
+    });
+    offsets next;
+    for (std::size_t i = 0; i < inputs_.size(); ++i) {
+      offsets_.push_back(advance(next, maxima[i], inputs_[i].shift_ns));
+    }
+    out_.exec("CREATE UNIQUE INDEX main.nvtxpp_merge_value ON StringIds(value)");
+    ::unlink(strings_path().c_str());
+    {
+      output_db maps{strings_path(), true};
+      maps.exec(
+          "CREATE TABLE smap (input INTEGER NOT NULL, old INTEGER NOT NULL, new INTEGER NOT NULL, "
+          "PRIMARY KEY (input, old)) WITHOUT ROWID");
+    }
+    attach(out_, strings_path(), "maps");
+    for (std::size_t i = 0; i < inputs_.size(); ++i) {
+      out_.reading(&inputs_[i].path);
+      attach(out_, inputs_[i].path, "src");
+      out_.exec("BEGIN");
+      out_.exec(
+          "INSERT OR IGNORE INTO main.StringIds (value) SELECT value FROM src.StringIds "
+          "WHERE value IS NOT NULL");
+      out_.exec(
+          fmt::format("INSERT INTO maps.smap SELECT {}, s.id, m.id FROM src.StringIds AS s "
+                      "JOIN main.StringIds AS m ON m.value = s.value",
+                      i));
+      out_.exec("COMMIT");
+      out_.exec("DETACH DATABASE src");
+    }
+    out_.reading(nullptr);
+    out_.exec("DROP INDEX main.nvtxpp_merge_value");
+    out_.exec("DETACH DATABASE maps");
+  }
+
+  void pipeline() {
+    std::vector<std::thread> workers;
+    try {
+      for (std::size_t s = 0; s < slots_; ++s) {
+        workers.emplace_back([this] { stage_inputs(); });
+      }
+      for (std::size_t i = 0; i < inputs_.size(); ++i) {
+        std::exception_ptr error;
+        {
+          std::unique_lock<std::mutex> lock{mu_};
+          cv_.wait(lock, [&] { return ready_[i]; });
+          error = errors_[i];
+        }
+        if (error) {
+          std::rethrow_exception(error);
+        }
+        append(i);
+        if (work_.in_order) {
+          work_.in_order(i);
+        }
+      }
+    } catch (...) {
+      stop(workers);
+      throw;
+    }
+    stop(workers);
+  }
+
+  void stop(std::vector<std::thread>& workers) {
+    {
+      std::lock_guard<std::mutex> lock{mu_};
+      stopped_ = true;
+    }
+    cv_.notify_all();
+    for (auto& w : workers) {
+      w.join();
+    }
+  }
+
+  // A worker: the next input, once its slot is free (the writer has appended the input that
+  // had it), until none is left.
+  void stage_inputs() {
+    for (;;) {
+      std::size_t i = 0;
+      {
+        std::unique_lock<std::mutex> lock{mu_};
+        cv_.wait(lock,
+                 [&] { return stopped_ || next_ >= inputs_.size() || next_ < appended_ + slots_; });
+        if (stopped_ || next_ >= inputs_.size()) {
+          return;
+        }
+        i = next_++;
+      }
+      std::exception_ptr error;
+      try {
+        stage(i);
+        if (work_.per_input) {
+          work_.per_input(i);
+        }
+      } catch (...) {
+        error = std::current_exception();
+      }
+      {
+        std::lock_guard<std::mutex> lock{mu_};
+        errors_[i] = error;
+        ready_[i] = true;
+        stopped_ = stopped_ || error != nullptr;  // inputs before it still finish
+      }
+      cv_.notify_all();
+    }
+  }
+
+  // Input i's rows as the one-thread merge would write them, into its slot's stage file.
+  void stage(std::size_t i) {
+    merge_input const& in = inputs_[i];
+    std::string const file = merge_stage_path(path_, i % slots_);
+    ::unlink(file.c_str());
+    output_db st{file, true};
+    pid_map map;
+    map_processes(map, in);
+    register_functions(st, file, &map);
+    st.exec(tables_.create_sql);
+    attach(st, strings_path(), "maps");
+    st.reading(&in.path);
+    attach(st, in.path, "src");
+    st.exec("BEGIN");
+    st.exec("CREATE TEMP TABLE nvtxpp_smap (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)");
+    st.exec(fmt::format(
+        "INSERT INTO temp.nvtxpp_smap SELECT old, new FROM maps.smap WHERE input = {}", i));
+    copy_rows(st, in, offsets_[i], tables_);
+    st.exec("COMMIT");
+  }
+
+  // The writer: input i's stage onto the end of the output, and its processes.
+  void append(std::size_t i) {
+    std::string const file = merge_stage_path(path_, i % slots_);
+    attach(out_, file, "src");
+    out_.exec("BEGIN");
+    for (auto const& t : tables_.names) {
+      out_.exec(fmt::format("INSERT INTO main.\"{0}\" SELECT * FROM src.\"{0}\"", t));
+    }
+    add_processes(out_, inputs_[i]);
+    out_.exec("COMMIT");
+    out_.exec("DETACH DATABASE src");
+    ::unlink(file.c_str());
+    {
+      std::lock_guard<std::mutex> lock{mu_};
+      appended_ = i + 1;
+    }
+    cv_.notify_all();
+  }
+
+  std::string strings_path() const { return merge_stage_path(path_, slots_); }
+
+  void remove_stages() const {
+    for (std::size_t s = 0; s <= slots_; ++s) {
+      ::unlink(merge_stage_path(path_, s).c_str());
+    }
+  }
+
+  std::string const& path_;
+  std::vector<merge_input> const& inputs_;
+  merge_work const& work_;
+  std::size_t const slots_;
+  output_db out_{path_};
+  output_tables tables_{out_, path_};
+  std::vector<offsets> offsets_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::size_t next_ = 0;      // the next input a worker takes
+  std::size_t appended_ = 0;  // inputs the writer has appended
+  bool stopped_ = false;
+  std::vector<bool> ready_;
+  std::vector<std::exception_ptr> errors_;
+};
+
+}  // namespace
+
 void write_merged_sqlite(std::string const& path, std::vector<merge_input> const& inputs,
-                         std::int64_t anchor_utc_ns) {
+                         std::int64_t anchor_utc_ns, merge_work const& work) {
   create_output(path, inputs, anchor_utc_ns);
+  if (work.jobs > 1 && inputs.size() > 1) {
+    staged_merge{path, inputs, work}.run();
+    return;
+  }
   merger m{path};
-  for (auto const& in : inputs) {
-    m.add(in);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    m.add(inputs[i]);
+    if (work.per_input) {
+      work.per_input(i);
+    }
+    if (work.in_order) {
+      work.in_order(i);
+    }
   }
   m.finish();
+}
+
+std::string merge_stage_path(std::string const& path, std::size_t slot) {
+  return path + ".stage-" + std::to_string(slot);
 }
 
 }  // namespace nvtxpp::capture

@@ -6,10 +6,24 @@
 
 #include "sqlite_input.hpp"
 
+#include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace nvtxpp::capture {
+
+/// @brief How write_merged_sqlite runs, and what else it does per input.
+struct merge_work {
+  unsigned jobs = 1;  ///< threads that read inputs (1: this thread alone, no stage files)
+  /// Called once per input with its position, after its rows are read: on a worker thread with
+  /// jobs above 1 (concurrently with other inputs'), else on this thread after the input is
+  /// written. Its exception counts as that input's failure. May be empty.
+  std::function<void(std::size_t)> per_input;
+  /// Called once per input, in input order on this thread, after its per_input and after the
+  /// input is written. May be empty.
+  std::function<void(std::size_t)> in_order;
+};
 
 /// @brief Writes `inputs` (identities assigned) into a new database at `path` whose session
 /// starts at `anchor_utc_ns`.
@@ -22,8 +36,17 @@ namespace nvtxpp::capture {
 /// inputs'; PROCESSES named by rank, host and pid. Columns are copied by name, those the output's
 /// tables have (an nsys export's extra tables and columns are left out). SQLite does the copying in
 /// bounded memory.
-/// @throws input_error for an input that cannot be read; output_error when writing fails
+///
+/// With `work.jobs` above 1, up to that many threads read and remap the inputs, each into a stage
+/// file beside `path` (merge_stage_path), while this thread appends them to the output in input
+/// order: the same rows, in the same order, with the same ids, as with one thread.
+/// @throws input_error for an input that cannot be read; output_error when writing fails (the
+/// stage files are removed either way)
 void write_merged_sqlite(std::string const& path, std::vector<merge_input> const& inputs,
-                         std::int64_t anchor_utc_ns);
+                         std::int64_t anchor_utc_ns, merge_work const& work);
+
+/// @brief Stage file `slot` of a merge into `path` (slots 0 .. jobs - 1 hold inputs, slot jobs
+/// the string maps): for removing them when a signal ends the merge.
+[[nodiscard]] std::string merge_stage_path(std::string const& path, std::size_t slot);
 
 }  // namespace nvtxpp::capture
