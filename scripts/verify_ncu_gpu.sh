@@ -71,7 +71,7 @@ ncu_filter() {
   timeout 300 "$ncu" --nvtx "${args[@]}" "${count[@]}" --section LaunchStats "$@" >"$log" 2>&1
   local status=$?
   local got
-  got=$(sed -n 's/^==PROF== Profiling "\([^"]*\)".*/\1/p' "$log" | sed 's/.*:://' |
+  got=$(sed -n 's/^==PROF== Profiling "\([^"]*\)".*/\1/p' "$log" | sed 's/(.*//; s/.*:://' |
     tr '\n' ' ' | sed 's/ $//')
   grep -E '^==(PROF|WARNING|ERROR)==|NVTX|^ +<|REGISTERED|ASCII|UNICODE' "$log" | head -n 60
   echo "ncu status $status; kernels profiled: ${got:-(none)}; expected: ${expect:-(none)}"
