@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,8 @@ namespace nvtxpp::capture {
 namespace {
 
 constexpr char usage[] =
-    "usage: nvtxpp-capture merge [-o OUT] [--summary-only|--no-summary] [--csv] FILE...\n"
+    "usage: nvtxpp-capture merge [-o OUT] [--summary-only|--no-summary] [--csv]\n"
+    "                            [--group PATTERN]... [--group-digits] FILE...\n"
     "\n"
     "Merges SQLite traces in Nsight Systems' export layout (nvtxpp-capture -o X.sqlite, or\n"
     "nsys export --type sqlite), typically one per rank of a job, into one trace, and prints\n"
@@ -52,6 +54,9 @@ constexpr char usage[] =
     "      --summary-only  print the cross-rank summary, write no trace\n"
     "      --no-summary    write the trace, print no summary\n"
     "      --csv           print the summary as CSV\n"
+    "      --group PATTERN  the summary counts ranges matching the shell-style PATTERN\n"
+    "                      ('Train step *') as one; repeatable, the first match wins\n"
+    "      --group-digits  the summary folds every run of digits in range names ('Layer *')\n"
     "  -h, --help          this text\n"
     "\n"
     "exit status: 0 done; 2 bad usage or an input that cannot be merged (not SQLite, truncated,\n"
@@ -151,6 +156,8 @@ struct merge_args {
   bool trace = true;
   bool summary = true;
   summary_options sopt;
+  std::vector<std::string> groups;
+  bool group_digits = false;
   std::vector<std::string> files;
 };
 
@@ -176,6 +183,13 @@ std::optional<int> parse(int argc, char** argv, merge_args& m) {
       m.summary = false;
     } else if (a == "--csv") {
       m.sopt.csv = true;
+    } else if (a == "--group" || a.rfind("--group=", 0) == 0) {
+      if (a == "--group" && i + 1 >= argc) {
+        return bad_usage("--group needs a pattern (see --help)");
+      }
+      m.groups.push_back(a == "--group" ? argv[++i] : a.substr(8));
+    } else if (a == "--group-digits") {
+      m.group_digits = true;
     } else if (a == "-h" || a == "--help") {
       std::fputs(usage, stdout);
       return 0;
@@ -194,6 +208,11 @@ std::optional<int> parse(int argc, char** argv, merge_args& m) {
   }
   if (m.output.empty()) {
     return bad_usage("-o needs a file name");
+  }
+  try {
+    m.sopt.grouping = name_grouping{m.groups, m.group_digits};
+  } catch (std::invalid_argument const& e) {
+    return bad_usage(std::string{"--group: "} + e.what());
   }
   return std::nullopt;
 }
@@ -301,6 +320,7 @@ class merge_run {
   void per_input(trace_sink* extra) {
     for (auto const& in : inputs_) {
       summary_sink s;
+      s.set_grouping(m_.sopt.grouping);
       std::vector<trace_sink*> sinks;
       if (extra != nullptr) {
         sinks.push_back(extra);
