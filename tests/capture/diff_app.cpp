@@ -3,14 +3,20 @@
 // domain) and "io flush" (domain "app"), each a busy wait of a known length, so a slowdown can be
 // injected into one range exactly.
 //
-//   diff_app [--iters N] [--scale F] [--slow RANGE=PCT]... [--add RANGE] [--skip RANGE]
+//   diff_app [--iters N] [--scale F] [--phases K] [--slow RANGE=PCT]... [--add RANGE]
+//            [--skip RANGE]
 //
 // --slow makes RANGE PCT percent longer; --add runs one more range of 150 us per step; --skip
-// leaves RANGE out; --scale multiplies every length.
+// leaves RANGE out; --scale multiplies every length; --phases adds K ranges per step, "phase A"
+// (20 us), "phase B" (35 us), ... (K <= 26; for the bench, more items per run); --work fixed
+// makes each range a fixed amount of arithmetic (about the same length on an idle core) instead
+// of a wait for the clock, so its length varies as real code's does: with the load, the cache,
+// the clock frequency.
 #include <nvtx3/nvToolsExt.h>
 
 #include <time.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -29,8 +35,24 @@ void spin_ns(long ns) {
   } while ((b.tv_sec - a.tv_sec) * 1'000'000'000L + (b.tv_nsec - a.tv_nsec) < ns);
 }
 
+// About a microsecond's worth of iterations on the development machine.
+constexpr double iterations_per_us = 250;
+volatile std::uint64_t g_sink = 0;
+
+void arithmetic(long iterations) {
+  std::uint64_t x = 0x9E3779B97F4A7C15ULL;
+  for (long i = 0; i < iterations; ++i) {
+    x ^= x << 13U;
+    x ^= x >> 7U;
+    x ^= x << 17U;
+  }
+  g_sink = g_sink + x;
+}
+
 struct options {
   int iters = 30;
+  int phases = 0;
+  bool fixed_work = false;
   double scale = 1.0;
   std::map<std::string, double> slow;  // range -> factor
   std::vector<std::string> added;
@@ -53,7 +75,11 @@ void work(options const& o, std::string const& name, double us) {
   auto const it = o.slow.find(name);
   double const factor = it == o.slow.end() ? 1.0 : it->second;
   nvtxRangePushA(name.c_str());
-  spin_ns(static_cast<long>(us * 1000.0 * o.scale * factor));
+  if (o.fixed_work) {
+    arithmetic(static_cast<long>(us * o.scale * factor * iterations_per_us));
+  } else {
+    spin_ns(static_cast<long>(us * 1000.0 * o.scale * factor));
+  }
   nvtxRangePop();
 }
 
@@ -72,6 +98,16 @@ options parse(int argc, char** argv) {
     std::string const v = argv[++i];
     if (a == "--iters") {
       o.iters = std::atoi(v.c_str());
+    } else if (a == "--work") {
+      if (v != "fixed" && v != "wait") {
+        bad("--work takes fixed or wait");
+      }
+      o.fixed_work = v == "fixed";
+    } else if (a == "--phases") {
+      o.phases = std::atoi(v.c_str());
+      if (o.phases < 0 || o.phases > 26) {
+        bad("--phases takes 0 to 26");
+      }
     } else if (a == "--scale") {
       o.scale = std::atof(v.c_str());
     } else if (a == "--slow") {
@@ -104,6 +140,9 @@ int main(int argc, char** argv) {
     work(o, "store", 200);
     for (auto const& extra : o.added) {
       work(o, extra, 150);
+    }
+    for (int k = 0; k < o.phases; ++k) {
+      work(o, std::string{"phase "} + static_cast<char>('A' + k), 20.0 + 15.0 * k);
     }
     nvtxEventAttributes_t e{};
     e.version = NVTX_VERSION;

@@ -288,7 +288,7 @@ class parser {
 std::int64_t micros_to_ns(std::string_view t) {
   bool const neg = !t.empty() && t[0] == '-';
   std::string_view s = neg ? t.substr(1) : t;
-  if (s.find_first_of("eE") == std::string_view::npos && s.size() < 17) {
+  if (s.find_first_of("eE") == std::string_view::npos && s.size() < 16) {  // no overflow
     auto const dot = s.find('.');
     std::int64_t whole = 0;
     for (char c : s.substr(0, dot)) {
@@ -307,7 +307,10 @@ std::int64_t micros_to_ns(std::string_view t) {
     auto const ns = whole * 1000 + frac;
     return neg ? -ns : ns;
   }
-  return std::llround(std::strtod(std::string{t}.c_str(), nullptr) * 1000.0);
+  // Other spellings through double, bounded as the recorder bounds times (2^62 ns).
+  double const ns = std::strtod(std::string{t}.c_str(), nullptr) * 1000.0;
+  constexpr double bound = 4.6e18;
+  return std::isnan(ns) ? 0 : std::llround(std::clamp(ns, -bound, bound));
 }
 
 std::uint64_t to_u64(value const* v) {

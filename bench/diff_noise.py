@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""How often `nvtxpp-capture diff` cries wolf, and how often it finds a real slowdown
+(docs/diff.md, "How far to trust it").
+
+The program: tests/capture/diff_app.cpp, numbered steps holding load (300 us), compute (600 us),
+store (200 us), io flush (100 us) and --phases short ranges (20 us, 35 us, ...), in one of two
+kinds of work: `wait` (each range waits for the clock: only preemption moves it) or `fixed` (a
+fixed amount of arithmetic: moves with the load, the caches, the clock frequency, as real code
+does).
+
+False positives: PAIRS pairs of runs of the same program, each pair diffed at every threshold of
+--thresholds (and by the rank test alone: --threshold=0% --floor=0ns); the share of tested items
+whose verdict is not `same`. Detection: for each slowdown of --slowdowns injected into compute
+(--slow compute=PCT), PAIRS pairs of a plain run and a slowed one; how often compute is `slower`,
+and how many other items (the steps that hold compute aside) get another verdict than `same`.
+
+usage: bench/diff_noise.py BUILD_DIR [--pairs 30] [--iters 30] [--phases 12]
+           [--work wait,fixed] [--slowdowns 5,10,25] [--thresholds 2,5,10,20] [--out DIR]
+Writes DIR/diff-noise.json (every pair's verdicts) and DIR/diff-noise.txt (the figures).
+"""
+import argparse
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+STEPS = ":Train step *"
+
+
+def run(cmd):
+    return subprocess.run([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, check=False)
+
+
+def capture(a, out, work, *args):
+    p = run([a.capture, "--no-summary", "-o", out, "--", a.app, "--iters", a.iters, "--phases",
+             a.phases, "--work", work, *args])
+    if p.returncode != 0:
+        sys.exit(f"capture failed: {p.stderr}")
+    return out
+
+
+def rule_opts(t):
+    return ["--threshold=0%", "--floor=0ns"] if t == 0 else [f"--threshold={t}%"]
+
+
+def verdicts(a, base, new, threshold):
+    """{item: (verdict, tested, change %)} of one diff."""
+    p = run([a.capture, "diff", "--csv", "--group", "Train step *", *rule_opts(threshold), base,
+             "--vs", new])
+    if p.returncode != 0:
+        sys.exit(f"diff failed: {p.stderr}")
+    return {r["Name"]: (r["Verdict"], r["p-value"] != "", r["Change %"])
+            for r in csv.DictReader(io.StringIO(p.stdout))}
+
+
+def measure(a, tmp, work, thresholds, slowdowns):
+    out = {"same_program": [], "slowdown": {}}
+    bases = []
+    for i in range(a.pairs):
+        x = capture(a, os.path.join(tmp, f"{work}-x{i}.json"), work)
+        y = capture(a, os.path.join(tmp, f"{work}-y{i}.json"), work)
+        bases.append(x)
+        for t in thresholds:
+            v = verdicts(a, x, y, t)
+            out["same_program"].append({"pair": i, "threshold": t, "items": v})
+    for pct in slowdowns:
+        rows = []
+        for i, x in enumerate(bases):
+            s = capture(a, os.path.join(tmp, f"{work}-s{pct}-{i}.json"), work, "--slow",
+                        f"compute={pct}")
+            for t in thresholds:
+                rows.append({"pair": i, "threshold": t, "items": verdicts(a, x, s, t)})
+        out["slowdown"][str(pct)] = rows
+    return out
+
+
+def report(work, res, thresholds, slowdowns):
+    lines = [f"work={work}"]
+    for t in thresholds:
+        rs = [r for r in res["same_program"] if r["threshold"] == t]
+        tested = sum(1 for r in rs for v in r["items"].values() if v[1])
+        flagged = sum(1 for r in rs for v in r["items"].values() if v[1] and v[0] != "same")
+        pairs_hit = sum(1 for r in rs if any(v[1] and v[0] != "same" for v in r["items"].values()))
+        rule = "rank test alone" if t == 0 else f"threshold {t}%"
+        line = (f"  same program, {rule:16}: {flagged:3} of {tested} tested items not `same` "
+                f"({100 * flagged / max(tested, 1):5.2f}%), in {pairs_hit} of {len(rs)} pairs")
+        for pct in slowdowns:
+            rows = [r for r in res["slowdown"][str(pct)] if r["threshold"] == t]
+            found = sum(1 for r in rows if r["items"].get(":compute", ("",))[0] == "slower")
+            others = sum(1 for r in rows for n, v in r["items"].items()
+                         if v[1] and n not in (":compute", STEPS) and v[0] != "same")
+            line += f"; +{pct}%: found {found}/{len(rows)}, others flagged {others}"
+        lines.append(line)
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build")
+    ap.add_argument("--pairs", type=int, default=30)
+    ap.add_argument("--iters", type=int, default=30)
+    ap.add_argument("--phases", type=int, default=12)
+    ap.add_argument("--work", default="wait,fixed")
+    ap.add_argument("--slowdowns", default="5,10,25")
+    ap.add_argument("--thresholds", default="0,2,5,10,20")
+    ap.add_argument("--out", default=None)
+    a = ap.parse_args()
+    a.capture = os.path.join(a.build, "tools", "capture", "nvtxpp-capture")
+    a.app = os.path.join(a.build, "tests", "capture", "nvtxpp_diff_app")
+    thresholds = [int(x) for x in a.thresholds.split(",")]
+    slowdowns = [int(x) for x in a.slowdowns.split(",")]
+    load = os.getloadavg()[0]
+    result = {"cores": os.cpu_count(), "load_at_start": load, "pairs": a.pairs, "iters": a.iters,
+              "phases": a.phases, "work": {}}
+    lines = [f"nvtxpp-capture diff: false positives and detection; {os.cpu_count()} cores, "
+             f"load average {load:.1f} at the start",
+             f"{a.pairs} pairs of runs per line, {a.iters} steps a run, {4 + a.phases} ranges a "
+             f"step plus the steps; alpha 0.01, floor 100 ns (none for the rank test alone)",
+             "same program: items with a verdict other than `same`; +N%: pairs (of "
+             f"{a.pairs}) where compute, N% slower, is `slower`, and other items flagged", ""]
+    with tempfile.TemporaryDirectory() as tmp:
+        for work in a.work.split(","):
+            result["work"][work] = measure(a, tmp, work, thresholds, slowdowns)
+            lines += report(work, result["work"][work], thresholds, slowdowns)
+    result["load_at_end"] = os.getloadavg()[0]
+    lines.append(f"\nload average {result['load_at_end']:.1f} at the end")
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    if a.out:
+        os.makedirs(a.out, exist_ok=True)
+        with open(os.path.join(a.out, "diff-noise.json"), "w") as f:
+            json.dump(result, f, indent=0)
+        with open(os.path.join(a.out, "diff-noise.txt"), "w") as f:
+            f.write(text)
+
+
+if __name__ == "__main__":
+    main()
