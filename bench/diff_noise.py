@@ -11,8 +11,9 @@ does).
 False positives: PAIRS pairs of runs of the same program, each pair diffed at every threshold of
 --thresholds (and by the rank test alone: --threshold=0% --floor=0ns); the share of tested items
 whose verdict is not `same`. Detection: for each slowdown of --slowdowns injected into compute
-(--slow compute=PCT), PAIRS pairs of a plain run and a slowed one; how often compute is `slower`,
-and how many other items (the steps that hold compute aside) get another verdict than `same`.
+(--slow compute=PCT), the same plain runs against a slowed run made right after them; how often
+compute is `slower`, and how many other items (the steps that hold compute aside) get another
+verdict than `same`.
 
 usage: bench/diff_noise.py BUILD_DIR [--pairs 30] [--iters 30] [--phases 12]
            [--work wait,fixed] [--slowdowns 5,10,25] [--thresholds 2,5,10,20] [--out DIR]
@@ -58,23 +59,19 @@ def verdicts(a, base, new, threshold):
 
 
 def measure(a, tmp, work, thresholds, slowdowns):
-    out = {"same_program": [], "slowdown": {}}
-    bases = []
+    """Pair i: a plain run x, then (back to back, so that both sides of every pair see the same
+    machine) a second plain run y and one run per slowdown."""
+    out = {"same_program": [], "slowdown": {str(p): [] for p in slowdowns}}
     for i in range(a.pairs):
         x = capture(a, os.path.join(tmp, f"{work}-x{i}.json"), work)
         y = capture(a, os.path.join(tmp, f"{work}-y{i}.json"), work)
-        bases.append(x)
+        slowed = {p: capture(a, os.path.join(tmp, f"{work}-s{p}-{i}.json"), work, "--slow",
+                             f"compute={p}") for p in slowdowns}
         for t in thresholds:
-            v = verdicts(a, x, y, t)
-            out["same_program"].append({"pair": i, "threshold": t, "items": v})
-    for pct in slowdowns:
-        rows = []
-        for i, x in enumerate(bases):
-            s = capture(a, os.path.join(tmp, f"{work}-s{pct}-{i}.json"), work, "--slow",
-                        f"compute={pct}")
-            for t in thresholds:
-                rows.append({"pair": i, "threshold": t, "items": verdicts(a, x, s, t)})
-        out["slowdown"][str(pct)] = rows
+            out["same_program"].append({"pair": i, "threshold": t, "items": verdicts(a, x, y, t)})
+            for p, s in slowed.items():
+                out["slowdown"][str(p)].append({"pair": i, "threshold": t,
+                                                "items": verdicts(a, x, s, t)})
     return out
 
 
