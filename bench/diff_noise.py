@@ -16,8 +16,10 @@ compute is `slower`, and how many other items (the steps that hold compute aside
 verdict than `same`.
 
 usage: bench/diff_noise.py BUILD_DIR [--pairs 30] [--iters 30] [--phases 12]
-           [--work wait,fixed] [--slowdowns 5,10,25] [--thresholds 2,5,10,20] [--out DIR]
-Writes DIR/diff-noise.json (every pair's verdicts) and DIR/diff-noise.txt (the figures).
+           [--work wait,fixed] [--slowdowns 5,10,25] [--thresholds 0,2,5,10,20] [--out DIR]
+           [--name NAME]
+Writes DIR/NAME.json (every pair's verdicts) and DIR/NAME.txt (the figures); NAME: --name,
+default diff-noise.
 """
 import argparse
 import csv
@@ -105,6 +107,7 @@ def main():
     ap.add_argument("--slowdowns", default="5,10,25")
     ap.add_argument("--thresholds", default="0,2,5,10,20")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--name", default="diff-noise", help="the output files' stem")
     a = ap.parse_args()
     a.capture = os.path.join(a.build, "tools", "capture", "nvtxpp-capture")
     a.app = os.path.join(a.build, "tests", "capture", "nvtxpp_diff_app")
@@ -129,9 +132,9 @@ def main():
     print(text, end="")
     if a.out:
         os.makedirs(a.out, exist_ok=True)
-        with open(os.path.join(a.out, "diff-noise.json"), "w") as f:
+        with open(os.path.join(a.out, a.name + ".json"), "w") as f:
             json.dump(result, f, indent=0)
-        with open(os.path.join(a.out, "diff-noise.txt"), "w") as f:
+        with open(os.path.join(a.out, a.name + ".txt"), "w") as f:
             f.write(text)
 
 

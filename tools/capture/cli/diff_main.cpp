@@ -42,7 +42,7 @@ constexpr char usage[] =
     "\n"
     "options:\n"
     "      --vs            separates the base traces from the new ones\n"
-    "      --threshold=PCT smallest change of a median that counts (default 5%)\n"
+    "      --threshold=PCT smallest change of a median that counts (default 10%)\n"
     "      --floor=TIME    smallest absolute change of a median that counts (default 100ns;\n"
     "                      units ns, us, ms, s)\n"
     "      --alpha=P       significance level of the U test (default 0.01)\n"

@@ -19,7 +19,7 @@ namespace nvtxpp::capture {
 /// @brief How items are judged (docs/diff.md gives the defaults' reasons).
 struct diff_options {
   double alpha = 0.01;            ///< significance level of the two-sided U test
-  double threshold = 0.05;        ///< smallest relative change of the median that counts
+  double threshold = 0.10;        ///< smallest relative change of the median that counts
   std::int64_t floor_ns = 100;    ///< smallest absolute change of the median that counts
   std::size_t min_instances = 5;  ///< fewer on a side: no test, verdict `same`, a note
 };
