@@ -64,9 +64,9 @@ compare() {
   "$capture" diff "$@" --csv $(files "$base") --vs $(files "$new") >"$out/diff-$name.csv"
   return "$status"
 }
-# only_same NAME: every verdict of diff-NAME.csv is `same`
+# only_same NAME [CSV]: every verdict of diff-NAME.csv (or CSV) is `same`
 only_same() {
-  python3 - "$out/diff-$1.csv" <<'PY'
+  python3 - "${2:-$out/diff-$1.csv}" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 bad = [(r["Kind"], r["Name"], r["Change %"], r["Verdict"]) for r in rows if r["Verdict"] != "same"]
@@ -90,6 +90,11 @@ check "diff v3-v4" compare v3-v4 v3 v4
 step "reduce_v2 against itself: only \`same\` expected"
 check "diff v2-v2" compare v2-v2 v2 v2again
 check "v2 against itself: only same" only_same v2-v2
+# The same runs at lower thresholds: how much quieter than the development machine this is.
+for t in 5 2; do
+  "$capture" diff --threshold=$t% --csv $(files v2) --vs $(files v2again) >"$out/diff-v2-v2-t$t.csv"
+  echo -n "threshold $t%: "; only_same v2-v2 "$out/diff-v2-v2-t$t.csv"
+done
 
 step "cuBLAS SGEMM (2048 x 2048, 30 SGEMMs) twice, then at 4096 x 4096"
 captures "gemm2048" "$runs" "$gemm" 2048 30
@@ -97,6 +102,11 @@ captures "gemm2048again" "$runs" "$gemm" 2048 30
 captures "gemm4096" "$runs" "$gemm" 4096 30
 check "diff gemm-same" compare gemm-same gemm2048 gemm2048again
 check "gemm against itself: only same" only_same gemm-same
+for t in 5 2; do
+  "$capture" diff --threshold=$t% --csv $(files gemm2048) --vs $(files gemm2048again) \
+    >"$out/diff-gemm-same-t$t.csv"
+  echo -n "threshold $t%: "; only_same gemm-same "$out/diff-gemm-same-t$t.csv"
+done
 check "diff gemm-larger" compare gemm-larger gemm2048 gemm4096
 python3 - "$out/diff-gemm-larger.csv" <<'PY' || failed+=("the larger SGEMM found slower")
 import csv, sys
