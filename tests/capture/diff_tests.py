@@ -183,6 +183,21 @@ def case_diff_pooled(a, tmp):
         want = sum(json_totals(f)[":compute"] for f in base) / len(base)
         check(abs(float(c["Base Total"]) - want) <= 1, f"Base Total is per trace ({want}): {c}")
         check(c["Verdict"] == "same", f"pooled runs of one program: same: {c}")
+    # Merged files (one trace holding both runs, .sqlite and .json) read as the two files pooled.
+    sq = [capture(a, os.path.join(tmp, f"m{i}.sqlite")) for i in range(2)]
+    for ext in ("sqlite", "json"):
+        m = run([a.capture, "merge", "--no-summary", "-o", os.path.join(tmp, f"merged.{ext}"),
+                 *sq])
+        check(m.returncode == 0, f"merge to .{ext}: {m.stderr}")
+    pooled = rows_of(diff(a, "--csv", *sq, "--vs", *sq))
+    for ext in ("sqlite", "json"):
+        merged = os.path.join(tmp, f"merged.{ext}")
+        got = rows_of(diff(a, "--csv", merged, "--vs", merged))
+        check(set(got) == set(pooled), f"merged .{ext}: the items of the pooled files")
+        for k, r in pooled.items():
+            g = got.get(k, {})
+            check(g.get("Base") == r["Base"] and g.get("Base Instances") == r["Base Instances"],
+                  f"merged .{ext} {k}: {g} matches the pooled files' {r}")
 
 
 def case_diff_gate(a, tmp):
