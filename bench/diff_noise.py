@@ -8,15 +8,17 @@ kinds of work: `wait` (each range waits for the clock: only preemption moves it)
 fixed amount of arithmetic: moves with the load, the caches, the clock frequency, as real code
 does).
 
-False positives: PAIRS pairs of runs of the same program, each pair diffed at every threshold of
---thresholds (and by the rank test alone: --threshold=0% --floor=0ns); the share of tested items
+False positives: PAIRS pairs of runs of the same program, each pair diffed by every rule of
+--thresholds (the rank test alone: --threshold=0% --floor=0ns; a threshold; a threshold with
+--relative, against the run-wide shift); the share of tested items
 whose verdict is not `same`. Detection: for each slowdown of --slowdowns injected into compute
 (--slow compute=PCT), the same plain runs against a slowed run made right after them; how often
 compute is `slower`, and how many other items (the steps that hold compute aside) get another
 verdict than `same`.
 
 usage: bench/diff_noise.py BUILD_DIR [--pairs 30] [--iters 30] [--phases 12]
-           [--work wait,fixed] [--slowdowns 5,10,25] [--thresholds 0,2,5,10,20] [--out DIR]
+           [--work wait,fixed] [--slowdowns 5,10,25] [--thresholds 0,2,5,10,20,5r,10r]
+           [--out DIR]
            [--name NAME]
 Writes DIR/NAME.json (every pair's verdicts) and DIR/NAME.txt (the figures); NAME: --name,
 default diff-noise.
@@ -47,7 +49,18 @@ def capture(a, out, work, *args):
 
 
 def rule_opts(t):
-    return ["--threshold=0%", "--floor=0ns"] if t == 0 else [f"--threshold={t}%"]
+    """A rule: "0" the rank test alone, "N" threshold N%, "Nr" threshold N% and --relative."""
+    if t == "0":
+        return ["--threshold=0%", "--floor=0ns"]
+    if t.endswith("r"):
+        return [f"--threshold={t[:-1]}%", "--relative"]
+    return [f"--threshold={t}%"]
+
+
+def rule_name(t):
+    if t == "0":
+        return "rank test alone"
+    return f"threshold {t[:-1]}%, relative" if t.endswith("r") else f"threshold {t}%"
 
 
 def verdicts(a, base, new, threshold):
@@ -84,8 +97,7 @@ def report(work, res, thresholds, slowdowns):
         tested = sum(1 for r in rs for v in r["items"].values() if v[1])
         flagged = sum(1 for r in rs for v in r["items"].values() if v[1] and v[0] != "same")
         pairs_hit = sum(1 for r in rs if any(v[1] and v[0] != "same" for v in r["items"].values()))
-        rule = "rank test alone" if t == 0 else f"threshold {t}%"
-        line = (f"  same program, {rule:16}: {flagged:3} of {tested} tested items not `same` "
+        line = (f"  same program, {rule_name(t):25}: {flagged:3} of {tested} tested items not `same` "
                 f"({100 * flagged / max(tested, 1):5.2f}%), in {pairs_hit} of {len(rs)} pairs")
         for pct in slowdowns:
             rows = [r for r in res["slowdown"][str(pct)] if r["threshold"] == t]
@@ -105,13 +117,14 @@ def main():
     ap.add_argument("--phases", type=int, default=12)
     ap.add_argument("--work", default="wait,fixed")
     ap.add_argument("--slowdowns", default="5,10,25")
-    ap.add_argument("--thresholds", default="0,2,5,10,20")
+    ap.add_argument("--thresholds", default="0,2,5,10,20,5r,10r",
+                    help="rules: 0 the rank test alone, N threshold N%%, Nr with --relative")
     ap.add_argument("--out", default=None)
     ap.add_argument("--name", default="diff-noise", help="the output files' stem")
     a = ap.parse_args()
     a.capture = os.path.join(a.build, "tools", "capture", "nvtxpp-capture")
     a.app = os.path.join(a.build, "tests", "capture", "nvtxpp_diff_app")
-    thresholds = [int(x) for x in a.thresholds.split(",")]
+    thresholds = a.thresholds.split(",")
     slowdowns = [int(x) for x in a.slowdowns.split(",")]
     load = os.getloadavg()[0]
     result = {"cores": os.cpu_count(), "load_at_start": load, "pairs": a.pairs, "iters": a.iters,

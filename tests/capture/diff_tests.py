@@ -313,6 +313,27 @@ def case_diff_bad(a, tmp):
     check(p.returncode == 0 and "--fail-above" in p.stdout, "--help")
 
 
+def case_diff_relative(a, tmp):
+    """Every range 30% longer (as on a busier machine) and compute 100% more on top: flagged
+    all, with a note on the run-wide shift; with --relative only compute (and the steps that
+    hold it) are slower, by about 100% against the shift."""
+    b = capture(a, os.path.join(tmp, "a.json"))
+    n = capture(a, os.path.join(tmp, "b.json"), "--scale", "1.3", "--slow", "compute=100")
+    p = diff(a, "--group-digits", b, "--vs", n)
+    check("moved together by +3" in p.stdout and "--relative" in p.stdout,
+          f"the table notes the shift: {p.stdout[-600:]}")
+    plain = rows_of(diff(a, "--csv", "--group-digits", b, "--vs", n))
+    check(plain.get(("range", ":load"), {}).get("Verdict") == "slower", "plain: load slower")
+    p = diff(a, "--csv", "--relative", "--group-digits", b, "--vs", n)
+    check("relative to the run-wide shift, +3" in p.stderr, f"CSV: the shift on stderr: {p.stderr}")
+    rel = rows_of(p)
+    c = rel.get(("range", ":compute"), {})
+    check(c.get("Verdict") == "slower" and 80 <= float(c.get("Change %", 0)) <= 130,
+          f"relative: compute slower by about 100%: {c}")
+    for name in (":load", ":store", "app:io flush"):
+        check(rel.get(("range", name), {}).get("Verdict") == "same", f"relative: {name} same")
+
+
 def case_diff_nothing_common(a, tmp):
     """Two traces with nothing in common: said so, exit 0 (even with a gate)."""
     b = capture(a, os.path.join(tmp, "a.json"))

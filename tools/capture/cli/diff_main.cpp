@@ -47,6 +47,8 @@ constexpr char usage[] =
     "                      units ns, us, ms, s)\n"
     "      --alpha=P       significance level of the U test (default 0.01)\n"
     "      --min-instances=N  fewer instances on a side: no test (default 5)\n"
+    "      --relative      judge each item against the run-wide shift (the median change of\n"
+    "                      all items: a busier machine during one side's runs), not against 0\n"
     "      --group PATTERN range names matching the shell-style PATTERN ('Train step *') are\n"
     "                      one item; repeatable, the first match wins\n"
     "      --group-digits  every run of digits in a range name is folded ('Layer 3' is\n"
@@ -182,6 +184,8 @@ std::optional<int> parse(int argc, char** argv, diff_args& d) {
       d.groups.push_back(p);
     } else if (a == "--group-digits") {
       d.group_digits = true;
+    } else if (a == "--relative") {
+      d.opt.relative = true;
     } else if (a == "--csv") {
       d.csv = true;
     } else if (is("--svg")) {
@@ -299,7 +303,8 @@ int diff_main(int argc, char** argv) {
     std::fprintf(stderr, "nvtxpp-capture diff: %s\n", e.what());
     return 2;
   }
-  auto const rows = compare_sides(base, now, d.opt);
+  auto const result = compare_sides(base, now, d.opt);
+  auto const& rows = result.rows;
   if (!d.svg.empty()) {
     try {
       write_whole(d.svg, diff_svg(rows, d.opt));
@@ -310,8 +315,11 @@ int diff_main(int argc, char** argv) {
   }
   if (d.csv) {
     print_diff_csv(stdout, rows);
+    if (auto const note = shift_note(result, d.opt); !note.empty()) {
+      std::fprintf(stderr, "nvtxpp-capture diff: %s\n", note.c_str());
+    }
   } else {
-    print_diff_table(stdout, rows, d.opt, 60);
+    print_diff_table(stdout, result, d.opt, 60);
   }
   bool common = false;
   for (auto const& r : rows) {

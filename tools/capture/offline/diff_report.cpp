@@ -46,8 +46,26 @@ std::string signed_human(double ns) { return (ns > 0 ? "+" : "") + human_ns(ns);
 
 }  // namespace
 
-void print_diff_table(std::FILE* out, std::vector<diff_row> const& rows,
-                      diff_options const& options, std::size_t name_width) {
+std::string shift_note(diff_result const& result, diff_options const& options) {
+  if (options.relative) {
+    return fmt::format(
+        "changes are relative to the run-wide shift, {} (the median change of {} items; "
+        "--relative)",
+        pct(result.shift), result.shift_items);
+  }
+  if (result.shift_items >= 3 && std::fabs(result.shift) > options.threshold) {
+    return fmt::format(
+        "note: the items moved together by {} (the median change of {} items): the machine "
+        "(load, clocks) differed between the runs, or the change touches everything; "
+        "--relative judges each item against that shift",
+        pct(result.shift), result.shift_items);
+  }
+  return {};
+}
+
+void print_diff_table(std::FILE* out, diff_result const& result, diff_options const& options,
+                      std::size_t name_width) {
+  auto const& rows = result.rows;
   text_table t;
   t.title = fmt::format("Changes, base -> new (U test at alpha {}, threshold {:.1f}%)",
                         options.alpha, 100 * options.threshold);
@@ -69,6 +87,9 @@ void print_diff_table(std::FILE* out, std::vector<diff_row> const& rows,
   print_text_table(out, t, false, name_width, true);
   fmt::print(out, "\n {} item(s): {} slower, {} faster, {} same, {} new, {} gone\n", rows.size(),
              counts["slower"], counts["faster"], counts["same"], counts["new"], counts["gone"]);
+  if (auto const note = shift_note(result, options); !note.empty()) {
+    fmt::print(out, " {}\n", note);
+  }
 }
 
 void print_diff_csv(std::FILE* out, std::vector<diff_row> const& rows) {

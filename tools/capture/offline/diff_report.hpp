@@ -12,10 +12,14 @@
 
 namespace nvtxpp::capture {
 
-/// @brief Prints the table (names shown as the summary shows them, cut to `name_width`) and a
-/// closing line counting the verdicts.
-void print_diff_table(std::FILE* out, std::vector<diff_row> const& rows,
-                      diff_options const& options, std::size_t name_width);
+/// @brief Prints the table (names shown as the summary shows them, cut to `name_width`), a
+/// closing line counting the verdicts, and a line on the run-wide shift when it is larger than
+/// the threshold or the changes are relative to it.
+void print_diff_table(std::FILE* out, diff_result const& result, diff_options const& options,
+                      std::size_t name_width);
+
+/// @brief The line on the run-wide shift ("" when there is nothing to say).
+[[nodiscard]] std::string shift_note(diff_result const& result, diff_options const& options);
 
 /// @brief Prints the CSV: a header row, then one row per item (RFC 4180 fields).
 void print_diff_csv(std::FILE* out, std::vector<diff_row> const& rows);

@@ -59,8 +59,18 @@ double total_of(std::vector<std::int64_t> const& v) {
   return t;
 }
 
+/// The base's instances as they would be with the run-wide shift applied.
+std::vector<std::int64_t> scaled(std::vector<std::int64_t> const& a, double shift) {
+  std::vector<std::int64_t> out(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    out[i] = std::llround(static_cast<double>(a[i]) * (1 + shift));
+  }
+  return out;
+}
+
+/// `shift`: the run-wide shift to judge against (0: none).
 void judge(diff_row& r, std::vector<std::int64_t> const& a, std::vector<std::int64_t> const& b,
-           diff_options const& o) {
+           diff_options const& o, double shift) {
   if (a.empty()) {
     r.v = verdict::added;
     return;
@@ -69,15 +79,21 @@ void judge(diff_row& r, std::vector<std::int64_t> const& a, std::vector<std::int
     r.v = verdict::gone;
     return;
   }
-  double const delta = r.new_median - r.base_median;
-  r.change = r.base_median > 0 ? delta / r.base_median : (delta == 0 ? 0.0 : INFINITY);
+  double const base = r.base_median * (1 + shift);
+  double const delta = r.new_median - base;
+  r.change = base > 0 ? delta / base : (delta == 0 ? 0.0 : INFINITY);
   if (a.size() < o.min_instances || b.size() < o.min_instances) {
     r.note = fmt::format("too few instances for a test (< {} on a side)", o.min_instances);
     return;
   }
   r.tested = true;
-  r.p = stats::mann_whitney(a, b).p;
-  r.ci = stats::ratio_interval(a, b, 1 - o.alpha).ci;
+  std::vector<std::int64_t> shifted;
+  if (shift != 0) {
+    shifted = scaled(a, shift);
+  }
+  auto const& a_judged = shift != 0 ? shifted : a;
+  r.p = stats::mann_whitney(a_judged, b).p;
+  r.ci = stats::ratio_interval(a_judged, b, 1 - o.alpha).ci;
   // The test and the interval that goes with it must agree (they differ only at the edge:
   // ties, the thinning of long samples).
   bool const significant = r.p < o.alpha && (r.ci.lo > 0 || r.ci.hi < 0);
@@ -90,6 +106,24 @@ void judge(diff_row& r, std::vector<std::int64_t> const& a, std::vector<std::int
   } else if (large) {
     r.note = "not significant";
   }
+}
+
+/// The run-wide shift of the items with enough instances on both sides (diff_result::shift).
+std::pair<double, std::size_t> run_shift(std::vector<diff_row> const& rows, diff_options const& o) {
+  std::vector<double> logs;
+  for (auto const& r : rows) {
+    if (r.base_n >= o.min_instances && r.new_n >= o.min_instances && r.base_median > 0 &&
+        r.new_median > 0) {
+      logs.push_back(std::log(r.new_median / r.base_median));
+    }
+  }
+  if (logs.size() < 3) {
+    return {0.0, logs.size()};
+  }
+  std::sort(logs.begin(), logs.end());
+  std::size_t const n = logs.size();
+  double const mid = n % 2 == 1 ? logs[n / 2] : (logs[n / 2 - 1] + logs[n / 2]) / 2;
+  return {std::expm1(mid), n};
 }
 
 int rank_of(verdict v) {
@@ -110,8 +144,8 @@ int rank_of(verdict v) {
 
 }  // namespace
 
-std::vector<diff_row> compare_sides(diff_side const& base, diff_side const& now,
-                                    diff_options const& options) {
+diff_result compare_sides(diff_side const& base, diff_side const& now,
+                          diff_options const& options) {
   std::map<key, std::pair<std::vector<std::int64_t> const*, std::vector<std::int64_t> const*>>
       items;
   for (auto const& i : base.summary.instances()) {
@@ -120,10 +154,11 @@ std::vector<diff_row> compare_sides(diff_side const& base, diff_side const& now,
   for (auto const& i : now.summary.instances()) {
     items[{static_cast<int>(i.kind), i.name, i.style}].second = i.durations;
   }
-  std::vector<diff_row> rows;
+  diff_result result;
+  std::vector<std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>> samples;
   for (auto const& [k, sides] : items) {
-    auto const a = sorted_copy(sides.first);
-    auto const b = sorted_copy(sides.second);
+    auto a = sorted_copy(sides.first);
+    auto b = sorted_copy(sides.second);
     diff_row r;
     r.kind = static_cast<summary_sink::item_kind>(std::get<0>(k));
     r.name = std::get<1>(k);
@@ -134,16 +169,22 @@ std::vector<diff_row> compare_sides(diff_side const& base, diff_side const& now,
     r.new_median = stats::median_sorted(b);
     r.base_total = total_of(a) / static_cast<double>(std::max<std::size_t>(base.traces, 1));
     r.new_total = total_of(b) / static_cast<double>(std::max<std::size_t>(now.traces, 1));
-    judge(r, a, b, options);
-    rows.push_back(std::move(r));
+    result.rows.push_back(std::move(r));
+    samples.emplace_back(std::move(a), std::move(b));
   }
-  std::stable_sort(rows.begin(), rows.end(), [](diff_row const& x, diff_row const& y) {
-    if (rank_of(x.v) != rank_of(y.v)) {
-      return rank_of(x.v) < rank_of(y.v);
-    }
-    return std::fabs(x.impact()) > std::fabs(y.impact());
-  });
-  return rows;
+  std::tie(result.shift, result.shift_items) = run_shift(result.rows, options);
+  for (std::size_t i = 0; i < result.rows.size(); ++i) {
+    judge(result.rows[i], samples[i].first, samples[i].second, options,
+          options.relative ? result.shift : 0.0);
+  }
+  std::stable_sort(result.rows.begin(), result.rows.end(),
+                   [](diff_row const& x, diff_row const& y) {
+                     if (rank_of(x.v) != rank_of(y.v)) {
+                       return rank_of(x.v) < rank_of(y.v);
+                     }
+                     return std::fabs(x.impact()) > std::fabs(y.impact());
+                   });
+  return result;
 }
 
 }  // namespace nvtxpp::capture

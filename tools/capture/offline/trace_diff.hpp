@@ -22,6 +22,9 @@ struct diff_options {
   double threshold = 0.10;        ///< smallest relative change of the median that counts
   std::int64_t floor_ns = 100;    ///< smallest absolute change of the median that counts
   std::size_t min_instances = 5;  ///< fewer on a side: no test, verdict `same`, a note
+  /// Judge each item against the run-wide shift (--relative): the base's instances are scaled by
+  /// it before the test, and Change is relative to it.
+  bool relative = false;
 };
 
 /// @brief The five verdict words.
@@ -61,10 +64,20 @@ struct diff_side {
   std::size_t traces = 0;
 };
 
+/// @brief The comparison: its rows and the run-wide shift.
+struct diff_result {
+  /// Sorted as the table shows them: slower, new, faster, gone, same; each by the size of its
+  /// change of total time, largest first.
+  std::vector<diff_row> rows;
+  /// The run-wide shift: the median over the items with enough instances on both sides of
+  /// new median / base median, minus 1 (0 with fewer than 3 such items). A machine that was
+  /// busier (or its clocks lower) during one side's runs moves every item by about this much.
+  double shift = 0;
+  std::size_t shift_items = 0;  ///< the items it is the median of
+};
+
 /// @brief Compares every item of `base` with the same item (kind, name, style) of `now`.
-/// Rows come sorted as the table shows them: slower, new, faster, gone, same; each by the size
-/// of its change of total time, largest first.
-[[nodiscard]] std::vector<diff_row> compare_sides(diff_side const& base, diff_side const& now,
-                                                  diff_options const& options);
+[[nodiscard]] diff_result compare_sides(diff_side const& base, diff_side const& now,
+                                        diff_options const& options);
 
 }  // namespace nvtxpp::capture
