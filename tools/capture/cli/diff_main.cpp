@@ -261,32 +261,6 @@ void write_whole(std::string const& path, std::string const& text) {
   }
 }
 
-/// The name a gate pattern is matched against: a range's name without its domain.
-std::string bare_name(diff_row const& r) {
-  if (r.kind == summary_sink::item_kind::range || r.kind == summary_sink::item_kind::projection) {
-    return r.name.substr(r.name.find(':') + 1);
-  }
-  return r.name;
-}
-
-/// The items the gate fails on.
-std::vector<diff_row const*> gate_failures(std::vector<diff_row> const& rows, diff_args const& d) {
-  std::vector<diff_row const*> out;
-  for (auto const& r : rows) {
-    if (r.v != verdict::slower || !(r.change > *d.fail_above)) {
-      continue;
-    }
-    bool selected = d.gates.empty();
-    for (auto const& g : d.gates) {
-      selected = selected || g.matches(bare_name(r)) || g.matches(r.name);
-    }
-    if (selected) {
-      out.push_back(&r);
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 int diff_main(int argc, char** argv) {
@@ -333,7 +307,7 @@ int diff_main(int argc, char** argv) {
   }
   std::fflush(stdout);
   if (d.fail_above) {
-    auto const failed = gate_failures(rows, d);
+    auto const failed = gate_failures(rows, *d.fail_above, d.gates);
     if (!failed.empty()) {
       std::string list;
       for (std::size_t i = 0; i < failed.size() && i < 5; ++i) {

@@ -187,4 +187,25 @@ diff_result compare_sides(diff_side const& base, diff_side const& now,
   return result;
 }
 
+std::vector<diff_row const*> gate_failures(std::vector<diff_row> const& rows, double above,
+                                           std::vector<name_pattern> const& gates) {
+  std::vector<diff_row const*> out;
+  for (auto const& r : rows) {
+    if (r.v != verdict::slower || !(r.change > above)) {
+      continue;
+    }
+    bool const ranged =
+        r.kind == summary_sink::item_kind::range || r.kind == summary_sink::item_kind::projection;
+    std::string const bare = ranged ? r.name.substr(r.name.find(':') + 1) : r.name;
+    bool selected = gates.empty();
+    for (auto const& g : gates) {
+      selected = selected || g.matches(bare) || g.matches(r.name);
+    }
+    if (selected) {
+      out.push_back(&r);
+    }
+  }
+  return out;
+}
+
 }  // namespace nvtxpp::capture

@@ -7,6 +7,7 @@
 /// (relative, and an absolute floor) (docs/diff.md).
 #pragma once
 
+#include "name_pattern.hpp"
 #include "stats.hpp"
 #include "writers.hpp"
 
@@ -79,5 +80,12 @@ struct diff_result {
 /// @brief Compares every item of `base` with the same item (kind, name, style) of `now`.
 [[nodiscard]] diff_result compare_sides(diff_side const& base, diff_side const& now,
                                         diff_options const& options);
+
+/// @brief The CI gate (--fail-above, --gate): the rows `slower` by more than `above` (a
+/// fraction) whose name matches one of `gates` (all rows when `gates` is empty). A range or
+/// projection matches by its name without the domain or by its full "domain:name".
+[[nodiscard]] std::vector<diff_row const*> gate_failures(std::vector<diff_row> const& rows,
+                                                         double above,
+                                                         std::vector<name_pattern> const& gates);
 
 }  // namespace nvtxpp::capture
