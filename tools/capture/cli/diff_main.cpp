@@ -261,6 +261,28 @@ void write_whole(std::string const& path, std::string const& text) {
   }
 }
 
+/// --fail-above: says on stderr whether the gate passed; the exit status (1: failed).
+int gate(std::vector<diff_row> const& rows, diff_args const& d) {
+  auto const failed = gate_failures(rows, *d.fail_above, d.gates);
+  if (failed.empty()) {
+    std::fprintf(stderr, "nvtxpp-capture diff: gate passed: no item slower by more than %g%%\n",
+                 100 * *d.fail_above);
+    return 0;
+  }
+  std::string list;
+  for (std::size_t i = 0; i < failed.size() && i < 5; ++i) {
+    list += fmt::format("{}{} {} ({:+.1f}%)", i != 0 ? ", " : "", to_string(failed[i]->kind),
+                        display_name(failed[i]->name, 60), 100 * failed[i]->change);
+  }
+  if (failed.size() > 5) {
+    list += fmt::format(" and {} more", failed.size() - 5);
+  }
+  std::fprintf(stderr,
+               "nvtxpp-capture diff: gate failed: %zu item(s) slower by more than %g%%: %s\n",
+               failed.size(), 100 * *d.fail_above, list.c_str());
+  return 1;
+}
+
 }  // namespace
 
 int diff_main(int argc, char** argv) {
@@ -306,26 +328,7 @@ int diff_main(int argc, char** argv) {
                  d.csv ? "" : "\n");
   }
   std::fflush(stdout);
-  if (d.fail_above) {
-    auto const failed = gate_failures(rows, *d.fail_above, d.gates);
-    if (!failed.empty()) {
-      std::string list;
-      for (std::size_t i = 0; i < failed.size() && i < 5; ++i) {
-        list += fmt::format("{}{} {} ({:+.1f}%)", i != 0 ? ", " : "", to_string(failed[i]->kind),
-                            display_name(failed[i]->name, 60), 100 * failed[i]->change);
-      }
-      if (failed.size() > 5) {
-        list += fmt::format(" and {} more", failed.size() - 5);
-      }
-      std::fprintf(stderr,
-                   "nvtxpp-capture diff: gate failed: %zu item(s) slower by more than %g%%: %s\n",
-                   failed.size(), 100 * *d.fail_above, list.c_str());
-      return 1;
-    }
-    std::fprintf(stderr, "nvtxpp-capture diff: gate passed: no item slower by more than %g%%\n",
-                 100 * *d.fail_above);
-  }
-  return 0;
+  return d.fail_above ? gate(rows, d) : 0;
 }
 
 }  // namespace nvtxpp::capture
