@@ -20,14 +20,15 @@ usage: bench/diff_noise.py BUILD_DIR [--pairs 30] [--iters 30] [--phases 12]
            [--work wait,fixed] [--slowdowns 5,10,25] [--thresholds 0,2,5,10,20,5r,10r]
            [--out DIR]
            [--name NAME]
-Writes DIR/NAME.json (every pair's verdicts) and DIR/NAME.txt (the figures); NAME: --name,
-default diff-noise.
+Writes DIR/NAME.csv (every pair and rule: items tested, not `same`, the median change over the
+items, compute's verdict and change, the flagged items) and DIR/NAME.txt (the figures); NAME:
+--name, default diff-noise.
 """
 import argparse
 import csv
 import io
-import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -145,10 +146,28 @@ def main():
     print(text, end="")
     if a.out:
         os.makedirs(a.out, exist_ok=True)
-        with open(os.path.join(a.out, a.name + ".json"), "w") as f:
-            json.dump(result, f, indent=0)
+        write_csv(os.path.join(a.out, a.name + ".csv"), result)
         with open(os.path.join(a.out, a.name + ".txt"), "w") as f:
             f.write(text)
+
+
+def write_csv(path, result):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["work", "experiment", "pair", "rule", "tested", "not_same",
+                    "median_change_pct", "compute_verdict", "compute_change_pct", "flagged"])
+        for work, res in result["work"].items():
+            exps = [("same", res["same_program"])] + [(f"+{p}", rows)
+                                                      for p, rows in res["slowdown"].items()]
+            for exp, rows in exps:
+                for x in rows:
+                    tested = [(n, v) for n, v in x["items"].items() if v[1]]
+                    flagged = [f"{n}={v[0]}:{v[2]}" for n, v in tested if v[0] != "same"]
+                    ch = [float(v[2]) for _, v in tested]
+                    c = x["items"].get(":compute", ["", False, ""])
+                    w.writerow([work, exp, x["pair"], x["threshold"], len(tested), len(flagged),
+                                f"{statistics.median(ch):.3f}" if ch else "", c[0], c[2],
+                                ";".join(flagged)])
 
 
 if __name__ == "__main__":
