@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -258,6 +259,28 @@ def case_diff_nsys(a, tmp):
             check(r["Verdict"] == "same" and r["Base"] == r["New"] and
                   r["Base Instances"] == r["New Instances"],
                   f"{os.path.basename(base)} vs {os.path.basename(new)} {k}: read alike: {r}")
+    # Its kernels made 1000 times as long (an export edited), each side the file 5 times (pooled,
+    # as 5 runs): every kernel `slower` by 99,900%, the projections that hold kernels slower, the
+    # CPU ranges and the copies `same`. (Each kernel runs twice a run, the two launches up to
+    # 500 times apart: a mere doubling leaves the two sides' instances overlapping, and the U
+    # test rightly finds that not significant with 10 instances a side.)
+    slow = os.path.join(tmp, "nsys-slow.sqlite")
+    shutil.copy(ns, slow)
+    with sqlite3.connect(slow) as c:
+        c.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET end = start + 1000 * (end - start)")
+    p = diff(a, "--csv", *[ns] * 5, "--vs", *[slow] * 5)
+    check(p.returncode == 0, f"slowed kernels: exit 0: {p.stderr}")
+    rows = rows_of(p)
+    kernels = [r for (k, _), r in rows.items() if k == "kernel"]
+    check(len(kernels) >= 2, f"kernels compared: {len(kernels)}")
+    for r in kernels:
+        check(r["Verdict"] == "slower" and abs(float(r["Change %"]) - 99900) < 1,
+              f"kernel {r['Name']}: slower by 99,900%: {r}")
+    check(any(r["Verdict"] == "slower" for (k, _), r in rows.items() if k == "projection"),
+          "a projection holding kernels is slower")
+    for (k, name), r in rows.items():
+        if k in ("range", "memory"):
+            check(r["Verdict"] == "same", f"{k} {name}: same: {r}")
 
 
 def bad(a, tmp, what, *args, svg=True):
@@ -290,7 +313,6 @@ def case_diff_bad(a, tmp):
     empty = os.path.join(tmp, "empty.json")
     open(empty, "w").close()
     other_sq = os.path.join(tmp, "other.sqlite")
-    import sqlite3
     with sqlite3.connect(other_sq) as c:
         c.execute("CREATE TABLE t (x INTEGER)")
     bad(a, tmp, "missing file", good, "--vs", os.path.join(tmp, "nope.json"))
