@@ -397,7 +397,13 @@ void take_event(collected& c, value const& e) {
     std::int64_t const end = start + time_of(e, "dur");
     auto const corr = static_cast<std::uint32_t>(to_u64(arg("correlation")));
     auto& p = c.processes[pid];
-    if (cat == "cuda_kernel") {
+    // A range's args hold its domain (its cat is the domain, which may be any name); a range's
+    // GPU-side instance in a graph launch holds its launch.
+    bool const range = arg("domain") != nullptr && arg("launch") == nullptr;
+    if (range) {
+      p.ranges.push_back({tid, tid, start, end, range_style::push_pop, c.intern(e.str("name")),
+                          c.intern(domain())});
+    } else if (cat == "cuda_kernel") {
       p.kernels.push_back({start, end, corr, c.intern(e.str("name")), 0});
     } else if (cat == "cuda_memcpy") {
       std::string_view const kind = args != nullptr ? args->str("kind") : std::string_view{};
@@ -406,9 +412,6 @@ void take_event(collected& c, value const& e) {
       p.memsets.push_back({start, end, corr, 0, 0});
     } else if (cat == "cuda_api") {
       p.apis.push_back({start, end, corr, 0, tid});
-    } else if (cat != "nvtx_graph" && cat != "cuda_flow") {
-      p.ranges.push_back({tid, tid, start, end, range_style::push_pop, c.intern(e.str("name")),
-                          c.intern(domain())});
     }
   } else if (ph == "b" || ph == "e") {
     auto& p = c.processes[pid];
