@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-600}"
 shift || true
 fuzzers=("$@")
-[ ${#fuzzers[@]} -eq 0 ] && fuzzers=(fuzz_capture fuzz_color_name fuzz_format)
+[ ${#fuzzers[@]} -eq 0 ] && fuzzers=(fuzz_capture fuzz_json_reader fuzz_color_name fuzz_format)
 dir=build/fuzz
 CC=clang CXX=clang++ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DNVTXPP_BUILD_EXAMPLES=OFF -DNVTXPP_INSTALL=OFF -DNVTXPP_BUILD_FUZZERS=ON >/dev/null

@@ -56,10 +56,10 @@ echo "== fuzzers (libFuzzer, 20 s each)"
 if command -v clang++ >/dev/null; then
   CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DNVTXPP_BUILD_EXAMPLES=OFF -DNVTXPP_INSTALL=OFF -DNVTXPP_BUILD_FUZZERS=ON
-  cmake --build build/fuzz -j "$jobs" --target fuzz_capture fuzz_color_name fuzz_format
+  cmake --build build/fuzz -j "$jobs" --target fuzz_capture fuzz_json_reader fuzz_color_name fuzz_format
   # Seeds and saved crash inputs first (plain tests), then a short fresh run of each.
   ctest --test-dir build/fuzz -j "$jobs" --output-on-failure -L fuzz
-  for f in fuzz_capture fuzz_color_name fuzz_format; do
+  for f in fuzz_capture fuzz_json_reader fuzz_color_name fuzz_format; do
     mkdir -p "build/fuzz/corpus/$f"
     "build/fuzz/tests/fuzz/$f" -max_total_time=20 -timeout=10 -rss_limit_mb=2048 \
       -artifact_prefix="build/fuzz/$f-" "build/fuzz/corpus/$f" "tests/fuzz/corpus/$f" 2>&1 |

@@ -1,15 +1,23 @@
 // Corpus: cuBLAS GEMM. Five SGEMMs of 1024 x 1024 matrices, each in an NVTX range, between a
-// host-to-device and a device-to-host range.
+// host-to-device and a device-to-host range. `cublas_gemm [N [REPEATS]]` changes the size and
+// the number of SGEMMs (scripts/verify_diff_gpu.sh compares runs of two sizes).
 #include "corpus_check.hpp"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <nvtxpp/nvtxpp.hpp>
 
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
 
-int main() {
-  int const n = 1024;
+int main(int argc, char** argv) {
+  int const n = argc > 1 ? std::atoi(argv[1]) : 1024;
+  int const repeats = argc > 2 ? std::atoi(argv[2]) : 5;
+  if (n < 1 || n > 16384 || repeats < 1) {
+    std::fprintf(stderr, "usage: cublas_gemm [N (1..16384) [REPEATS]]\n");
+    return 2;
+  }
   std::size_t const bytes = sizeof(float) * n * n;
   std::vector<float> a(static_cast<std::size_t>(n) * n, 1.0f), c(a.size());
   float *da = nullptr, *db = nullptr, *dc = nullptr;
@@ -24,7 +32,7 @@ int main() {
     CORPUS_CHECK(cudaMemcpy(db, a.data(), bytes, cudaMemcpyHostToDevice));
   }
   float const alpha = 1.0f, beta = 0.0f;
-  for (int i = 0; i < 5; ++i) {
+  for (int i = 0; i < repeats; ++i) {
     nvtxpp::scoped_range r{"sgemm"};
     CORPUS_CHECK(
         cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, da, n, db, n, &beta, dc, n));

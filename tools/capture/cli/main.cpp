@@ -13,6 +13,7 @@
 #include "../offline/writers.hpp"
 #include "annotate_calls.hpp"
 #include "capture_options.hpp"
+#include "diff_main.hpp"
 #include "flight_control.hpp"
 #include "flight_options.hpp"
 #include "flight_session.hpp"
@@ -40,6 +41,7 @@
 #include <ctime>
 #include <exception>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -49,6 +51,7 @@ constexpr char usage[] =
     "usage: nvtxpp-capture [options] [--] program [args...]\n"
     "       nvtxpp-capture --convert DIR [-o FILE] [--summary-only|--no-summary] [--csv]\n"
     "       nvtxpp-capture merge [-o OUT] [--summary-only|--no-summary] [--csv] FILE...\n"
+    "       nvtxpp-capture diff [options] BASE... --vs NEW...  (what changed, with statistics)\n"
     "       nvtxpp-capture dump PID          (a --flight-recorder run: dump its window now)\n"
     "       nvtxpp-capture stacks PID|FILE... (open ranges, CUDA calls now; group ranks' reports)\n"
     "\n"
@@ -67,6 +70,10 @@ constexpr char usage[] =
     "      --summary-only  print the summary, write no trace file\n"
     "      --no-summary    write the trace file, print no summary\n"
     "      --csv           print the summary as CSV\n"
+    "      --group PATTERN  the summary counts ranges matching the shell-style PATTERN\n"
+    "                      ('Train step *') as one row; repeatable, the first match wins\n"
+    "      --group-digits  the summary folds every run of digits in range names ('Layer *';\n"
+    "                      a number inside a word, as in H2D, is kept)\n"
     "      --keep-raw DIR  keep the raw per-process recordings in DIR (default: a temporary\n"
     "                      directory, removed afterwards)\n"
     "      --convert DIR   run no program: turn the raw recording kept in DIR (--keep-raw, or\n"
@@ -266,6 +273,9 @@ int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "merge") == 0) {  // per-rank files onto one timeline
     return cap::merge_main(argc - 1, argv + 1);
   }
+  if (argc > 1 && std::strcmp(argv[1], "diff") == 0) {  // what changed between two runs
+    return cap::diff_main(argc - 1, argv + 1);
+  }
   if (argc > 1 && std::strcmp(argv[1], "dump") == 0) {  // a flight recorder's window, now
     return cli::control_client("dump", argc - 2, argv + 2);
   }
@@ -281,6 +291,8 @@ int main(int argc, char** argv) {
   bool summary = true;
   bool trace = true;
   cap::summary_options sopt;
+  std::vector<std::string> groups;
+  bool group_digits = false;
   cli::capture_options capture;
   cli::flight_options flight;
   cap::annotate_calls annotate;
@@ -307,6 +319,10 @@ int main(int argc, char** argv) {
       summary = false;
     } else if (a == "--csv") {
       sopt.csv = true;
+    } else if (a == "--group" || a.rfind("--group=", 0) == 0) {
+      groups.push_back(a == "--group" ? value("--group") : a.substr(8));
+    } else if (a == "--group-digits") {
+      group_digits = true;
     } else if (a == "--keep-raw") {
       keep_raw = value("--keep-raw");
     } else if (a == "--convert") {
@@ -351,6 +367,11 @@ int main(int argc, char** argv) {
   }
   if (!trace && !summary) {
     fail(2, "--summary-only and --no-summary together leave nothing to do");
+  }
+  try {
+    sopt.grouping = cap::name_grouping{groups, group_digits};
+  } catch (std::invalid_argument const& e) {
+    fail(2, std::string{"--group: "} + e.what());
   }
   if (capture.range == "cudaProfilerApi" && cuda_mode == "off") {
     fail(2,

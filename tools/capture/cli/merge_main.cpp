@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,7 +33,8 @@ namespace nvtxpp::capture {
 namespace {
 
 constexpr char usage[] =
-    "usage: nvtxpp-capture merge [-o OUT] [--summary-only|--no-summary] [--csv] [-j N] FILE...\n"
+    "usage: nvtxpp-capture merge [-o OUT] [--summary-only|--no-summary] [--csv] [-j N]\n"
+    "                            [--group PATTERN]... [--group-digits] FILE...\n"
     "\n"
     "Merges SQLite traces in Nsight Systems' export layout (nvtxpp-capture -o X.sqlite, or\n"
     "nsys export --type sqlite), typically one per rank of a job, into one trace, and prints\n"
@@ -58,6 +60,9 @@ constexpr char usage[] =
     "                      the machine's cores; 1 to 1024); the output is the same for any N.\n"
     "                      An SQLite output is written by one more thread, from stage files\n"
     "                      beside it (one per thread, each the size of an input's share)\n"
+    "      --group PATTERN  the summary counts ranges matching the shell-style PATTERN\n"
+    "                      ('Train step *') as one; repeatable, the first match wins\n"
+    "      --group-digits  the summary folds every run of digits in range names ('Layer *')\n"
     "  -h, --help          this text\n"
     "\n"
     "exit status: 0 done; 2 bad usage or an input that cannot be merged (not SQLite, truncated,\n"
@@ -197,6 +202,8 @@ struct merge_args {
   bool summary = true;
   unsigned jobs = std::max(1U, std::thread::hardware_concurrency());
   summary_options sopt;
+  std::vector<std::string> groups;
+  bool group_digits = false;
   std::vector<std::string> files;
 };
 
@@ -237,6 +244,13 @@ std::optional<int> parse(int argc, char** argv, merge_args& m) {
       }
     } else if (a == "--csv") {
       m.sopt.csv = true;
+    } else if (a == "--group" || a.rfind("--group=", 0) == 0) {
+      if (a == "--group" && i + 1 >= argc) {
+        return bad_usage("--group needs a pattern (see --help)");
+      }
+      m.groups.push_back(a == "--group" ? argv[++i] : a.substr(8));
+    } else if (a == "--group-digits") {
+      m.group_digits = true;
     } else if (a == "-h" || a == "--help") {
       std::fputs(usage, stdout);
       return 0;
@@ -255,6 +269,11 @@ std::optional<int> parse(int argc, char** argv, merge_args& m) {
   }
   if (m.output.empty()) {
     return bad_usage("-o needs a file name");
+  }
+  try {
+    m.sopt.grouping = name_grouping{m.groups, m.group_digits};
+  } catch (std::invalid_argument const& e) {
+    return bad_usage(std::string{"--group: "} + e.what());
   }
   return std::nullopt;
 }
@@ -396,6 +415,7 @@ class merge_run {
     }
     if (summary) {
       r.summary = std::make_unique<summary_sink>();
+      r.summary->set_grouping(m_.sopt.grouping);
       sinks.push_back(r.summary.get());
     }
     // Only the JSON writer needs ranges thread by thread in time order (nesting depth).

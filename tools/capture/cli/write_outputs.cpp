@@ -40,6 +40,7 @@ outputs_result write_outputs(std::string const& raw_dir, std::string const& outp
                              summary_options const& sopt) {
   outputs_result res;
   auto sum = std::make_unique<summary_sink>();
+  sum->set_grouping(sopt.grouping);
   read_totals totals;
   try {
     reader rd{raw_dir, sopt.max_warning_lines, sopt.graphs};
@@ -59,6 +60,7 @@ outputs_result write_outputs(std::string const& raw_dir, std::string const& outp
     res.write_failed = true;
     if (summary) {
       sum = std::make_unique<summary_sink>();
+      sum->set_grouping(sopt.grouping);
       try {
         reader rd{raw_dir, sopt.max_warning_lines, sopt.graphs};
         rd.add_sink(*sum);

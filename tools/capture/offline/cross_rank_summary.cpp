@@ -2,6 +2,8 @@
 
 #include "cross_rank_summary.hpp"
 
+#include "stats.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -60,12 +62,8 @@ text_table make_table(std::string title, cross_rank_summary::table_data const& d
       }
     }
     std::sort(totals.begin(), totals.end());
-    std::size_t const n = totals.size();
-    r.med =
-        n % 2 == 1
-            ? static_cast<double>(totals[n / 2])
-            : (static_cast<double>(totals[n / 2 - 1]) + static_cast<double>(totals[n / 2])) / 2.0;
-    r.mean = sum / static_cast<double>(n);
+    r.med = stats::median_sorted(totals);
+    r.mean = sum / static_cast<double>(totals.size());
     rows.push_back(r);
   }
   std::stable_sort(rows.begin(), rows.end(), [](row const& a, row const& b) {

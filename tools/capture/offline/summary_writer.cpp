@@ -1,6 +1,7 @@
 // The summary: nsys stats layouts of nvtx_sum, nvtx_gpu_proj_sum, cuda_gpu_kern_sum and
 // cuda_gpu_mem_time_sum (docs/capture-results.md "The summary").
 
+#include "stats.hpp"
 #include "writers.hpp"
 
 #include <fmt/format.h>
@@ -110,7 +111,7 @@ std::string grouped(double v) {
 }
 
 /// Statistics of a set of values (sorted in place).
-struct stats {
+struct value_stats {
   double total = 0;
   std::size_t n = 0;
   double avg = 0;
@@ -120,8 +121,8 @@ struct stats {
   double stddev = 0;
 };
 
-stats stats_of(std::vector<std::int64_t>& d) {
-  stats s;
+value_stats stats_of(std::vector<std::int64_t>& d) {
+  value_stats s;
   std::sort(d.begin(), d.end());
   s.n = d.size();
   if (s.n == 0) {
@@ -131,9 +132,7 @@ stats stats_of(std::vector<std::int64_t>& d) {
     s.total += static_cast<double>(v);
   }
   s.avg = s.total / static_cast<double>(s.n);
-  s.med = s.n % 2 == 1
-              ? static_cast<double>(d[s.n / 2])
-              : (static_cast<double>(d[s.n / 2 - 1]) + static_cast<double>(d[s.n / 2])) / 2.0;
+  s.med = stats::median_sorted(d);
   double var = 0;
   for (auto v : d) {
     var += (static_cast<double>(v) - s.avg) * (static_cast<double>(v) - s.avg);
@@ -262,6 +261,8 @@ struct proj_row {
 }  // namespace
 
 struct summary_sink::impl {
+  name_grouping grouping;  // numbered range names into series (--group, --group-digits)
+
   struct row {
     std::string domain;
     std::string name;
@@ -303,7 +304,7 @@ struct summary_sink::impl {
     }
   }
 
-  void project(range_info const& r) {
+  void project(range_info const& r, std::string_view name) {
     if (!calls_sorted) {
       for (auto& [tid, v] : calls) {
         std::sort(v.begin(), v.end(),
@@ -338,7 +339,7 @@ struct summary_sink::impl {
     if (n == 0) {
       return;
     }
-    std::string key = fmt::format("{}:{}", r.attr.domain_name, r.name);
+    std::string key = fmt::format("{}:{}", r.attr.domain_name, name);
     char const* style = r.style == range_style::push_pop ? "PushPop" : "StartEnd";
     auto [ix, fresh] = proj_index.try_emplace(std::string{style} + '\x1F' + key, proj_rows.size());
     if (fresh) {
@@ -359,17 +360,22 @@ void summary_sink::begin_process(process_info const&) {
   d_->projected_by_tid.clear();
 }
 
+void summary_sink::set_grouping(name_grouping grouping) { d_->grouping = std::move(grouping); }
+
 void summary_sink::on_range(range_info const& r) {
   bool const push_pop = r.style == range_style::push_pop;
-  auto key = fmt::format("{}\x1F{}\x1F{}", push_pop ? 'P' : 'S', r.attr.domain, r.name);
+  std::string const grouped_name =
+      d_->grouping.active() ? d_->grouping.group_of(r.name) : std::string{r.name};
+  // By domain name, not index: pooled processes number their domains each their own way.
+  auto key = fmt::format("{}\x1F{}\x1F{}", push_pop ? 'P' : 'S', r.attr.domain_name, grouped_name);
   auto [it, fresh] = d_->row_index.try_emplace(key, d_->rows.size());
   if (fresh) {
-    d_->rows.push_back({std::string{r.attr.domain_name}, std::string{r.name}, push_pop, {}});
+    d_->rows.push_back({std::string{r.attr.domain_name}, grouped_name, push_pop, {}});
   }
   d_->rows[it->second].durations.push_back(r.end_ns - r.start_ns);
   // nsys projects the ranges that start and end on one thread.
   if (!d_->ops.empty() && r.tid == r.end_tid) {
-    d_->project(r);
+    d_->project(r, grouped_name);
   }
 }
 
@@ -461,7 +467,7 @@ void summary_sink::print(std::FILE* out, read_totals const& totals,
                 "Min (ns)", "Max (ns)",        "StdDev (ns)", "Style",    "Range"};
     t.left = {false, false, false, false, false, false, false, false, true, true};
     struct r {
-      stats s;
+      value_stats s;
       char const* style;
       std::string range;
     };
@@ -510,7 +516,7 @@ void summary_sink::print(std::FILE* out, read_totals const& totals,
     p.left = {true,  true,  false, false, false, false, false,
               false, false, false, false, false, false, false};
     struct pr {
-      stats s;
+      value_stats s;
       proj_row const* row;
     };
     std::vector<pr> prs;
@@ -552,7 +558,7 @@ void summary_sink::print(std::FILE* out, read_totals const& totals,
                   "Max (ns)",  "Kernels",
                   "Memcpys",   "Memsets"};
       g.left = {true, false, false, false, false, false, false, false, false, false};
-      std::vector<std::pair<stats, std::pair<std::string, impl::graph_row const*>>> rows;
+      std::vector<std::pair<value_stats, std::pair<std::string, impl::graph_row const*>>> rows;
       for (auto const& [name, row] : d_->graph_rows) {
         auto v = row.spans;
         rows.push_back({stats_of(v), {name, &row}});
@@ -584,7 +590,7 @@ void summary_sink::print(std::FILE* out, read_totals const& totals,
       t.header = {"Time (%)", "Total Time (ns)", count,         "Avg (ns)", "Med (ns)",
                   "Min (ns)", "Max (ns)",        "StdDev (ns)", name};
       t.left = {false, false, false, false, false, false, false, false, true};
-      std::vector<std::pair<stats, std::string>> rows;
+      std::vector<std::pair<value_stats, std::string>> rows;
       double all = 0;
       for (auto const& [key, values] : src) {
         auto v = values;
@@ -694,6 +700,24 @@ std::vector<summary_sink::range_total> summary_sink::projection_totals() const {
 }
 
 bool summary_sink::has_gpu() const noexcept { return d_->gpu; }
+
+std::vector<summary_sink::item_instances> summary_sink::instances() const {
+  std::vector<item_instances> out;
+  for (auto const& r : d_->rows) {
+    out.push_back({item_kind::range, r.domain + ":" + r.name, r.push_pop ? "PushPop" : "StartEnd",
+                   &r.durations});
+  }
+  for (auto const& r : d_->proj_rows) {
+    out.push_back({item_kind::projection, r.name, r.style, &r.proj});
+  }
+  for (auto const& [name, v] : d_->kernels) {
+    out.push_back({item_kind::kernel, name, "", &v});
+  }
+  for (auto const& [name, v] : d_->memops) {
+    out.push_back({item_kind::memory, name, "", &v});
+  }
+  return out;
+}
 
 void print_text_table(std::FILE* out, text_table const& t, bool csv, std::size_t name_width,
                       bool first_table) {

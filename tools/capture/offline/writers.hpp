@@ -3,6 +3,7 @@
 /// the nsys-stats-style summary, each a trace_sink; and the output file they write through.
 #pragma once
 
+#include "name_pattern.hpp"
 #include "trace_model.hpp"
 
 #include <cstdint>
@@ -95,6 +96,7 @@ struct summary_options {
   std::size_t max_warning_lines = 20;  ///< warnings printed verbatim
   /// How the reader delivers CUDA graph work to every output (--cuda-graph-trace).
   graph_trace graphs = graph_trace::node;
+  name_grouping grouping;              ///< ranges counted by series (--group, --group-digits)
 };
 
 /// @brief Computes the summary tables: nvtx_sum; with GPU activity also nvtx_gpu_proj_sum,
@@ -136,6 +138,23 @@ class summary_sink : public trace_sink {
   [[nodiscard]] std::vector<range_total> projection_totals() const;
   /// @brief Whether GPU operations were received.
   [[nodiscard]] bool has_gpu() const noexcept;
+
+  /// @brief Ranges (and their GPU projections) are counted by the series their name belongs to
+  /// (`Train step *` for `Train step 1`, `Train step 2`, ...) rather than by name. Set before
+  /// the first range arrives.
+  void set_grouping(name_grouping grouping);
+
+  /// @brief What an item of the tables is.
+  enum class item_kind { range, projection, kernel, memory };
+  /// @brief One row of the tables with every instance's duration (unsorted; for `diff`).
+  struct item_instances {
+    item_kind kind;
+    std::string name;   ///< "domain:name" for ranges and projections, as the tables show it
+    char const* style;  ///< "PushPop" or "StartEnd" for ranges and projections, else ""
+    std::vector<std::int64_t> const* durations;  ///< valid while the sink lives
+  };
+  /// @brief Every row of nvtx_sum, nvtx_gpu_proj_sum, cuda_gpu_kern_sum, cuda_gpu_mem_time_sum.
+  [[nodiscard]] std::vector<item_instances> instances() const;
 
  private:
   struct impl;
