@@ -109,7 +109,15 @@ CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type) {
   return CUPTI_SUCCESS;
 }
 
+/// FAKE_CUPTI_UM_NOT_READY=1: the migrations' kind is refused until the first context exists,
+/// as the H100's CUPTI 13.0 refuses it inside cuInit (CUPTI_ERROR_NOT_READY).
+bool g_context_ready = false;
+
 CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
+  if (kind == CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER && !g_context_ready &&
+      std::getenv("FAKE_CUPTI_UM_NOT_READY") != nullptr) {
+    return CUPTI_ERROR_NOT_READY;
+  }
   g_enabled[kind & 63] = true;
   return CUPTI_SUCCESS;
 }
@@ -213,6 +221,19 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag) {
 }
 
 CUpti_CallbackFunc g_resource_cb = nullptr;
+bool g_context_created_enabled = false;
+
+/// The program's first CUDA call creates its context (once).
+void context_created() {
+  if (g_context_ready) {
+    return;
+  }
+  g_context_ready = true;
+  if (g_resource_cb != nullptr && g_context_created_enabled) {
+    CUpti_ResourceData r{};
+    g_resource_cb(nullptr, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED, &r);
+  }
+}
 bool g_stream_created_enabled = false;
 bool g_profiler_start_enabled = false;
 bool g_profiler_stop_enabled = false;
@@ -228,6 +249,9 @@ bool g_add_child_enabled = false;
 
 CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle,
                                 CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+    g_context_created_enabled = enable != 0;
+  }
   if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_STREAM_CREATED) {
     g_stream_created_enabled = enable != 0;
   } else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid < CUPTI_CBID_RESOURCE_SIZE) {
@@ -353,6 +377,7 @@ CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, con
 /// kernel running 1 us after the call), one HtoD copy and one memset, each when its kind is
 /// enabled. Records CUPTI would drop: `dropped`.
 __attribute__((visibility("default"))) void fake_cupti_launch(int kernels, std::size_t dropped) {
+  context_created();
   if (g_resource_cb != nullptr && g_stream_created_enabled) {  // the program creates its stream
     CUpti_ResourceData r{};
     r.resourceHandle.stream = reinterpret_cast<CUstream>(std::uintptr_t{0x5000});
@@ -585,6 +610,7 @@ __attribute__((visibility("default"))) void fake_cupti_graph_node(int event, uin
 /// client: must not appear).
 __attribute__((visibility("default"))) void fake_cupti_migration(int counter, uint64_t bytes,
                                                                  uint32_t device) {
+  context_created();
   std::lock_guard<std::mutex> lock{g_mutex};
   auto const kind = static_cast<CUpti_ActivityUnifiedMemoryCounterKind>(counter);
   if (!g_enabled[CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER] || !g_um_counter[counter & 15]) {

@@ -232,6 +232,15 @@ def case_reports_managed_unavailable(a, tmp):
     got = {k: v for k, v in memops(peer).items() if "Unified" in k}
     check(got == {"[CUDA memcpy Unified Host-to-Device]": 3,
                   "[CUDA memcpy Unified Device-to-Host]": 1}, f"no peer devices: {got}")
+    # A CUPTI not ready for migrations while the driver initialises (the H100's, CUDA 13.0):
+    # enabled at the first context, and recorded all the same.
+    late = Run(a, tmp, "um_late", a.app, ["managed"], env={"FAKE_CUPTI_UM_NOT_READY": "1"})
+    vals = late.file.info_values("unified_memory") if late.file else []
+    check(vals == ["on"], f"not ready at injection: enabled at the first context: {vals}")
+    got = {k: v for k, v in memops(late).items() if "Unified" in k}
+    check(got == {"[CUDA memcpy Unified Host-to-Device]": 3,
+                  "[CUDA memcpy Unified Device-to-Host]": 1,
+                  "[CUDA memcpy Unified Device-to-Device]": 1}, f"not ready at first: {got}")
     off = Run(a, tmp, "um_off", a.app, ["managed"], env={"NVTXPP_UNIFIED_MEMORY": "off"})
     check(off.file is not None and off.file.info_values("unified_memory") == ["off"],
           "NVTXPP_UNIFIED_MEMORY=off: unified_memory=off")

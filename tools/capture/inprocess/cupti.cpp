@@ -537,6 +537,13 @@ std::atomic<bool> g_api_calls{false};  ///< API callbacks go to api_calls (fligh
 bool g_profiler_calls = false;         ///< cuProfilerStart/Stop open and close the window
 bool g_graph_calls = false;            ///< graph_nodes follows the driver calls it enabled
 
+/// CUPTI refused the migrations' activity kind while the driver initialises (CUPTI_ERROR_NOT_READY,
+/// seen on the H100 with CUDA 13.0: injection runs inside cuInit): enabled again when the first
+/// context is created (on_resource), with the info record written then; the note for it.
+std::atomic<bool> g_um_deferred{false};
+std::string g_um_note;
+void enable_deferred_unified_memory() noexcept;
+
 /// CUPTI's resource callback: each stream the program creates gets an info record
 /// `stream=<handle>:<CUPTI stream id>`, so the trace can give a stream's GPU track the name the
 /// program gave its cudaStream_t through NVTX (nvtxNameCudaStream, nvtxpp::name_cuda_stream).
@@ -579,6 +586,9 @@ void CUPTIAPI on_resource(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
   }
   if (domain != CUPTI_CB_DOMAIN_RESOURCE || data == nullptr) {
     return;
+  }
+  if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+    enable_deferred_unified_memory();
   }
   if (cbid != CUPTI_CBID_RESOURCE_STREAM_CREATED) {
     graph_nodes::on_resource(cbid, data);  // CUDA graph nodes (inprocess/graph_nodes.cpp)
@@ -633,6 +643,10 @@ void start_stream_names(void* lib) {
     if (streams) {
       g_api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                             CUPTI_CBID_RESOURCE_STREAM_CREATED);
+    }
+    if (g_um_deferred.load(std::memory_order_acquire)) {
+      g_api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                            CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
     }
     // NVTXPP_GRAPH_NODES=off: no graph node events (to measure what they cost; docs/graphs.md).
     char const* graphs = std::getenv("NVTXPP_GRAPH_NODES");
@@ -769,12 +783,36 @@ std::string start_unified_memory(void* lib) {
     return "unified_memory=unavailable:cuptiActivityConfigureUnifiedMemoryCounter: " +
            result_text(r);
   }
-  if (r = g_api.enable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER); r != CUPTI_SUCCESS) {
+  if (r = g_api.enable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER); r == CUPTI_ERROR_NOT_READY) {
+    g_um_note = note;
+    g_um_deferred.store(true, std::memory_order_release);
+    return {};  // the record comes with the first context
+  } else if (r != CUPTI_SUCCESS) {
     return "unified_memory=unavailable:cuptiActivityEnable(UNIFIED_MEMORY_COUNTER): " +
            result_text(r);
   }
   g_um_on = true;
   return "unified_memory=on" + note;
+}
+
+/// The migrations CUPTI was not ready for at injection, enabled once a context exists; the
+/// `unified_memory` info record says how that went.
+void enable_deferred_unified_memory() noexcept {
+  if (!g_um_deferred.exchange(false, std::memory_order_acq_rel)) {
+    return;
+  }
+  std::lock_guard<std::mutex> lock{g_window_mutex};
+  CUptiResult const r = g_api.enable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+  if (r != CUPTI_SUCCESS) {
+    write_info("unified_memory=unavailable:cuptiActivityEnable(UNIFIED_MEMORY_COUNTER) at the "
+               "first context: " + result_text(r));
+    return;
+  }
+  g_um_on = true;
+  if (g_kinds_ready && !gate::window_open()) {
+    g_api.disable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);  // outside the capture window
+  }
+  write_info("unified_memory=on" + g_um_note);
 }
 
 /// Loads CUPTI and enables recording; on failure returns the reason.
@@ -854,7 +892,9 @@ std::string start_cupti() {
   }
   g_api.enable(CUPTI_ACTIVITY_KIND_DEVICE);  // device names: nice to have
   write_info(start_driver_launches(lib));
-  write_info(start_unified_memory(lib));
+  if (std::string const um = start_unified_memory(lib); !um.empty()) {
+    write_info(um);
+  }
   start_stream_names(lib);
   {
     std::lock_guard<std::mutex> lock{g_window_mutex};
