@@ -170,7 +170,8 @@ def summarize(path):
             own, ratio, own_ratio, min_ratio = "", "", "", ""
             paired = [by_round[r] for r in rounds if u in by_round[r] and BASELINE in by_round[r]]
             if "nothing" in units and u != "nothing":
-                own = f"{statistics.median(own_seconds(x, u) for x in paired if 'nothing' in x):.3f}"
+                seconds = [own_seconds(x, u) for x in paired if "nothing" in x]
+                own = f"{statistics.median(seconds):.3f}"
             if paired and u != "nothing":
                 ratio = f"{statistics.median(x[u][1] / x[BASELINE][1] for x in paired):.2f}x"
                 if "nothing" in units:

@@ -84,7 +84,8 @@ def violations(lines):
         seen.add(name)
         parent = chain[-2] if len(chain) >= 2 else None
         if parent in NVTXPP_CORE and name not in ALLOWED_DIRECT:
-            found.setdefault(name, (" -> ".join(chain), "not on the allowed list of direct includes"))
+            found.setdefault(name, (" -> ".join(chain),
+                                    "not on the allowed list of direct includes"))
         if name in FORBIDDEN and EXEMPT_BENEATH not in chain[:-1]:
             found.setdefault(name, (" -> ".join(chain), "must not be in the umbrella"))
     return found, seen
