@@ -1,15 +1,33 @@
 #!/usr/bin/env python3
-"""Compile-time cost of including nvtxpp/nvtxpp.hpp, against nvtx3/nvtx3.hpp alone.
+"""Include cost of nvtxpp/nvtxpp.hpp against nvtx3/nvtx3.hpp, paired in one run (issue 32,
+item 5: the umbrella costs at most 1.25x nvtx3.hpp, with g++ and with nvcc).
 
-usage: compile_time.py [--repetitions N] [--compilers g++,nvcc] [--cuda-include DIR]
+usage: compile_time.py [--rounds N] [--compilers g++,nvcc] [--units LIST] [--base-rev REV]
+                                              [--out FILE.tsv] [--cuda-include DIR] [--std c++17]
+              compile_time.py --summarize FILE.tsv
 
-Each translation unit includes one header and defines a trivial function; each is compiled N
-times (-O2 -c, C++17) and the median wall time is reported, with the time of a unit that includes
-nothing subtracted to give the header's own cost. Run it on a quiet machine: the other processes'
-load shows up in these figures.
+Each unit is a translation unit that includes one or more headers ('+' joins them:
+fmt/core.h+nvtx3/nvToolsExt.h) and defines one trivial function; "nothing" includes nothing.
+A round compiles every unit once with every compiler, in an order rotated from round to round, so
+each unit's figures come from the same minutes of the machine as the others'. g++ runs with
+-fsyntax-only; nvcc compiles the .cu to an object (-c: its front end, the device compiler and the
+host compiler, as every CUDA translation unit pays).
+
+Two times per compilation: wall time and CPU time (user + system of the compiler and its
+children). On a shared machine the CPU time is the steadier figure and is the one the ratios use.
+"own cost" subtracts the unit that includes nothing (nvcc's empty .cu still includes the CUDA
+runtime's headers). Ratios to nvtx3/nvtx3.hpp are paired: taken within each round, then the
+median over rounds; the last column takes each unit's fastest compilation instead (the least
+disturbed by other processes).
+
+--base-rev REV adds the unit "base:nvtxpp/nvtxpp.hpp", the umbrella of that git revision (its
+include/ exported to a temporary directory), so a change is measured against its parent in the
+same run. --out writes one row per compilation (the data) with the machine and compilers in
+comment lines; --summarize prints the tables of such a file again.
 """
 import argparse
 import os
+import platform
 import shutil
 import statistics
 import subprocess
@@ -18,71 +36,196 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-UNITS = {
-    "nothing": "",
-    "nvtx3/nvtx3.hpp": "#include <nvtx3/nvtx3.hpp>\n",
-    "nvtxpp/nvtxpp.hpp": "#include <nvtxpp/nvtxpp.hpp>\n",
-}
+DEFAULT_UNITS = "nothing,nvtx3/nvtx3.hpp,nvtxpp/nvtxpp.hpp"
+BASELINE = "nvtx3/nvtx3.hpp"
 BODY = "int nvtxpp_compile_time_probe(int x) { return x + 1; }\n"
 
 
-def command(compiler, src, cuda_include):
-    incs = ["-I", os.path.join(ROOT, "include"), "-I", cuda_include]
+def unit_text(unit):
+    """The source of one unit: its includes, then the body."""
+    if unit == "nothing":
+        return BODY
+    headers = unit.split(":", 1)[1] if unit.startswith("base:") else unit
+    return "".join(f"#include <{h}>\n" for h in headers.split("+")) + BODY
+
+
+def command(compiler, src, includes, std):
+    incs = [arg for d in includes for arg in ("-I", d)]
     if os.path.basename(compiler).startswith("nvcc"):
-        return [compiler, "-std=c++17", "-O2", "-c", src, "-o", os.devnull] + incs
-    return [compiler, "-std=c++17", "-O2", "-c", src, "-o", os.devnull] + incs
+        return [compiler, f"-std={std}", "-c", src, "-o", os.devnull] + incs
+    return [compiler, f"-std={std}", "-fsyntax-only", src] + incs
+
+
+def timed(cmd):
+    """Runs cmd; returns (wall s, CPU s of the process and its children)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"compile_time: failed ({proc.returncode}): {' '.join(cmd)}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def version(compiler):
+    out = subprocess.run([compiler, "--version"], capture_output=True, text=True).stdout
+    lines = [l for l in out.splitlines() if l.strip()]
+    if os.path.basename(compiler).startswith("nvcc"):
+        return lines[-2] if len(lines) >= 2 else "?"
+    return lines[0] if lines else "?"
+
+
+def machine():
+    model = "?"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{platform.node()}; {model}; {os.cpu_count()} CPUs; load {os.getloadavg()[0]:.2f}"
+
+
+def export_base(rev, tmp):
+    """The include/ directory of git revision rev, in tmp; returns its path."""
+    dest = os.path.join(tmp, "base")
+    os.makedirs(dest)
+    archive = subprocess.run(["git", "-C", ROOT, "archive", rev, "include"], check=True,
+                                                      capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", dest], input=archive, check=True)
+    return os.path.join(dest, "include")
+
+
+def measure(args, units, tmp, out):
+    base_include = export_base(args.base_rev, tmp) if args.base_rev else None
+    compilers = []
+    for c in args.compilers.split(","):
+        if shutil.which(c) is None:
+            print(f"compile_time: {c}: not found, skipped", file=sys.stderr)
+        else:
+            compilers.append(c)
+    out.write(f"# machine: {machine()}\n")
+    out.write(f"# date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}\n")
+    rev = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
+                                              capture_output=True, text=True).stdout.strip()
+    out.write(f"# tree: {rev}; base: {args.base_rev or '-'}; std: {args.std}\n")
+    for c in compilers:
+        mode = "-c" if os.path.basename(c).startswith("nvcc") else "-fsyntax-only"
+        out.write(f"# compiler: {c} ({mode}): {version(c)}\n")
+    out.write("round\tcompiler\tunit\twall_s\tcpu_s\n")
+    jobs = []
+    for c in compilers:
+        ext = ".cu" if os.path.basename(c).startswith("nvcc") else ".cpp"
+        for unit in units:
+            src = os.path.join(tmp, f"u{len(jobs)}{ext}")
+            with open(src, "w") as f:
+                f.write(unit_text(unit))
+            root = base_include if unit.startswith("base:") else os.path.join(ROOT, "include")
+            cmd = command(c, src, [root, args.cuda_include], args.std)
+            timed(cmd)  # warm the file cache; not recorded
+            jobs.append((c, unit, cmd))
+    for r in range(args.rounds):
+        shift = r % len(jobs)
+        for c, unit, cmd in jobs[shift:] + jobs[:shift]:
+            wall, cpu = timed(cmd)
+            out.write(f"{r}\t{c}\t{unit}\t{wall:.4f}\t{cpu:.4f}\n")
+            out.flush()
+
+
+def read_rows(path):
+    header, rows = [], []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#"):
+                header.append(line.rstrip("\n"))
+            elif not line.startswith("round\t") and line.strip():
+                r, c, u, w, t = line.rstrip("\n").split("\t")
+                rows.append((int(r), c, u, float(w), float(t)))
+    return header, rows
+
+
+def summarize(path):
+    header, rows = read_rows(path)
+    for line in header:
+        print(line)
+    compilers = list(dict.fromkeys(r[1] for r in rows))
+    for c in compilers:
+        mine = [r for r in rows if r[1] == c]
+        units = list(dict.fromkeys(r[2] for r in mine))
+        by_round = {}
+        for r, _, u, w, t in mine:
+            by_round.setdefault(r, {})[u] = (w, t)
+        rounds = sorted(by_round)
+        print(f"\n{c}: {len(rounds)} rounds; medians, seconds; ratios paired within each round")
+        print("| unit | wall | CPU | CPU min | own CPU | CPU / nvtx3 | own CPU / nvtx3 own "
+              "| own CPU min / nvtx3's |")
+        print("|---|---|---|---|---|---|---|---|")
+        fastest = {u: min(by_round[r][u][1] for r in rounds if u in by_round[r]) for u in units}
+        for u in units:
+            cpu = [by_round[r][u][1] for r in rounds if u in by_round[r]]
+            wall = [by_round[r][u][0] for r in rounds if u in by_round[r]]
+            own, ratio, own_ratio, min_ratio = "", "", "", ""
+            paired = [by_round[r] for r in rounds if u in by_round[r] and BASELINE in by_round[r]]
+            if "nothing" in units and u != "nothing":
+                seconds = [own_seconds(x, u) for x in paired if "nothing" in x]
+                own = f"{statistics.median(seconds):.3f}"
+            if paired and u != "nothing":
+                ratio = f"{statistics.median(x[u][1] / x[BASELINE][1] for x in paired):.2f}x"
+                if "nothing" in units:
+                    shares = [own_share(x, u) for x in paired if "nothing" in x]
+                    own_ratio = f"{statistics.median(shares):.2f}x"
+                    empty = fastest["nothing"]
+                    min_ratio = f"{(fastest[u] - empty) / (fastest[BASELINE] - empty):.2f}x"
+            print(f"| `{u}` | {statistics.median(wall):.3f} | {statistics.median(cpu):.3f} | "
+                        f"{min(cpu):.3f} | {own} | {ratio} | {own_ratio} | {min_ratio} |")
+
+
+def own_seconds(rnd, unit):
+    return rnd[unit][1] - rnd["nothing"][1]
+
+
+def own_share(rnd, unit):
+    empty = rnd["nothing"][1]
+    return (rnd[unit][1] - empty) / (rnd[BASELINE][1] - empty)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--repetitions", type=int, default=7)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--compilers", default="g++,nvcc")
+    ap.add_argument("--units", default=DEFAULT_UNITS, help="comma-separated; '+' joins headers")
+    ap.add_argument("--base-rev", help="also measure this git revision's nvtxpp/nvtxpp.hpp")
     ap.add_argument("--cuda-include", default="/usr/local/cuda/include")
+    ap.add_argument("--std", default="c++17")
+    ap.add_argument("--out", help="write the data (one row per compilation) to this file")
+    ap.add_argument("--summarize", metavar="FILE", help="print the tables of a data file")
     args = ap.parse_args()
-
+    if args.summarize:
+        summarize(args.summarize)
+        return 0
+    if args.rounds < 1:
+        print("compile_time: --rounds must be at least 1", file=sys.stderr)
+        return 2
+    units = [u for u in args.units.split(",") if u]
+    for needed in ("nothing", BASELINE):
+        if needed not in units:
+            units.insert(0 if needed == "nothing" else 1, needed)
+    if args.base_rev:
+        units.append("base:nvtxpp/nvtxpp.hpp")
     tmp = tempfile.mkdtemp(prefix="nvtxpp-ct-")
-    rows = []
+    out_path = args.out or os.path.join(tmp, "data.tsv")
     try:
-        for compiler in args.compilers.split(","):
-            if shutil.which(compiler) is None:
-                print(f"{compiler}: not found, skipped", file=sys.stderr)
-                continue
-            ext = ".cu" if os.path.basename(compiler).startswith("nvcc") else ".cpp"
-            medians = {}
-            for label, text in UNITS.items():
-                src = os.path.join(tmp, label.replace("/", "_").replace(".", "_") + ext)
-                with open(src, "w") as f:
-                    f.write(text + BODY)
-                cmd = command(compiler, src, args.cuda_include)
-                subprocess.run(cmd, check=True)  # warm the file cache
-                times = []
-                for _ in range(args.repetitions):
-                    t0 = time.perf_counter()
-                    subprocess.run(cmd, check=True)
-                    times.append(time.perf_counter() - t0)
-                medians[label] = (statistics.median(times), min(times), max(times))
-            base = medians["nothing"][0]
-            for label, (med, lo, hi) in medians.items():
-                rows.append((compiler, label, med, lo, hi, med - base))
-            own = {label: medians[label][0] - base for label in medians}
-            rows.append((compiler, "ratio nvtxpp/nvtx3 (header's own cost)",
-                         own["nvtxpp/nvtxpp.hpp"] / own["nvtx3/nvtx3.hpp"], None, None, None))
-            rows.append((compiler, "ratio nvtxpp/nvtx3 (whole unit)",
-                         medians["nvtxpp/nvtxpp.hpp"][0] / medians["nvtx3/nvtx3.hpp"][0], None,
-                         None, None))
+        os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
+        with open(out_path, "w") as out:
+            measure(args, units, tmp, out)
+        summarize(out_path)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-
-    print(f"repetitions: {args.repetitions}; median wall time, seconds")
-    print("| compiler | unit includes | median s | min s | max s | minus empty unit s |")
-    print("|---|---|---|---|---|---|")
-    for compiler, label, med, lo, hi, own in rows:
-        if lo is None:
-            print(f"| {compiler} | {label} | {med:.2f}x | | | |")
-        else:
-            print(f"| {compiler} | `{label}` | {med:.3f} | {lo:.3f} | {hi:.3f} | {own:.3f} |")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

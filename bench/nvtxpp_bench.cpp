@@ -13,6 +13,7 @@
 #include <nvtxpp/counter.hpp>
 #include <nvtxpp/memory.hpp>
 #include <nvtxpp/nvtxpp.hpp>
+#include <nvtxpp/struct_payload.hpp>
 
 #include <nvtx3/nvToolsExtCounters.h>
 

@@ -3,9 +3,9 @@
 #pragma once
 
 #include <nvtxpp/config.hpp>
+#include <nvtxpp/detail/atomic.hpp>
 #include <nvtxpp/detail/palette.hpp>
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -166,11 +166,11 @@ constexpr std::uint32_t name_hash(std::string_view name) noexcept {
   return static_cast<std::uint32_t>(h);
 }
 
-inline std::atomic<bool>& auto_color_flag() noexcept {
+inline atomic_word<bool>& auto_color_flag() noexcept {
 #ifdef NVTXPP_NO_AUTO_COLOR
-  static std::atomic<bool> flag{false};
+  static atomic_word<bool> flag{false};
 #else
-  static std::atomic<bool> flag{true};
+  static atomic_word<bool> flag{true};
 #endif
   return flag;
 }
@@ -185,13 +185,11 @@ inline std::atomic<bool>& auto_color_flag() noexcept {
 
 /// @brief Switches automatic colours on or off at run time (on by default unless
 /// `NVTXPP_NO_AUTO_COLOR` is defined). Ranges given a colour keep it either way.
-inline void set_auto_color(bool on) noexcept {
-  detail::auto_color_flag().store(on, std::memory_order_relaxed);
-}
+inline void set_auto_color(bool on) noexcept { detail::auto_color_flag().store_relaxed(on); }
 
 /// @return whether ranges without a colour get an automatic one.
 [[nodiscard]] inline bool auto_color_enabled() noexcept {
-  return detail::auto_color_flag().load(std::memory_order_relaxed);
+  return detail::auto_color_flag().load_relaxed();
 }
 
 /// @brief The named palette: every CSS colour name, and the names the Python `nvtx` package

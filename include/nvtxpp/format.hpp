@@ -54,7 +54,6 @@ include nvtxpp before fmt, or define FMT_HEADER_ONLY=1 \
 #include <cstring>
 #include <exception>
 #include <iterator>
-#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -100,12 +99,19 @@ struct format_string_filter<type_list<Kept...>, T, Rest...>
 template <typename... Ts>
 using format_string_for = typename format_string_filter<type_list<>, Ts...>::type;
 
-template <typename T>
-constexpr auto format_arg_ref(T const& arg) noexcept {
+/// Calls @p f with the format arguments among @p args, in order, attributes left out. (Nested
+/// lambdas rather than a std::tuple: <tuple> is a costly include for every translation unit.)
+template <typename F>
+constexpr decltype(auto) with_format_args(F const& f) {
+  return f();
+}
+template <typename F, typename T, typename... Rest>
+constexpr decltype(auto) with_format_args(F const& f, T const& first, Rest const&... rest) {
   if constexpr (is_attribute<T>) {
-    return std::tuple<>{};
+    return with_format_args(f, rest...);
   } else {
-    return std::tuple<T const&>{arg};
+    auto const prepend = [&](auto const&... kept) -> decltype(auto) { return f(first, kept...); };
+    return with_format_args(prepend, rest...);
   }
 }
 
@@ -136,21 +142,19 @@ constexpr unsigned long long spec_value_of(T const& v) noexcept {
 /// The format arguments as specs_within sees them: by position or by name, as widths. (Typed,
 /// rather than through fmt::format_args, so that fmt's own argument lookup stays as fmt built it.)
 struct spec_args {
-  void const* refs;  ///< the std::tuple of references to the format arguments
+  void const* refs;  ///< a callable that calls its argument with the format arguments
   unsigned long long (*by_index)(void const* refs, int id) noexcept;
   unsigned long long (*by_name)(void const* refs, fmt::string_view name) noexcept;
 };
 
 template <typename Refs>
 unsigned long long spec_by_index(void const* refs, int id) noexcept {
-  return std::apply(
-      [id](auto const&... a) {
-        unsigned long long v = 0;
-        int i = 0;
-        static_cast<void>(((i++ == id ? (v = spec_value_of(a), true) : false) || ...));
-        return v;
-      },
-      *static_cast<Refs const*>(refs));
+  return (*static_cast<Refs const*>(refs))([id](auto const&... a) {
+    unsigned long long v = 0;
+    int i = 0;
+    static_cast<void>(((i++ == id ? (v = spec_value_of(a), true) : false) || ...));
+    return v;
+  });
 }
 
 template <typename Refs>
@@ -162,13 +166,11 @@ unsigned long long spec_by_name(void const* refs, fmt::string_view name) noexcep
       return false;
     }
   };
-  return std::apply(
-      [&](auto const&... a) {
-        unsigned long long v = 0;
-        static_cast<void>(((match(a) ? (v = spec_value_of(a), true) : false) || ...));
-        return v;
-      },
-      *static_cast<Refs const*>(refs));
+  return (*static_cast<Refs const*>(refs))([&](auto const&... a) {
+    unsigned long long v = 0;
+    static_cast<void>(((match(a) ? (v = spec_value_of(a), true) : false) || ...));
+    return v;
+  });
 }
 
 /// specs_within for a format string that has a ':' somewhere (out of line: most have none).
@@ -220,7 +222,8 @@ unsigned long long spec_by_name(void const* refs, fmt::string_view name) noexcep
 /// Whether every width and precision in @p f, a literal number or an argument named by a nested
 /// `{}`, `{n}` or `{name}`, is at most @p limit. Conservative: any number above the limit in a
 /// replacement field's spec counts, whatever the argument's formatter makes of it. Cheap for the
-/// common format strings: without a ':' there is no spec at all.
+/// common format strings: without a ':' there is no spec at all. @p refs calls its argument with
+/// the format arguments.
 template <typename Refs>
 inline bool specs_within(fmt::string_view f, Refs const& refs, unsigned long long limit) noexcept {
   if (f.size() == 0 || std::memchr(f.data(), ':', f.size()) == nullptr) return true;
@@ -315,23 +318,19 @@ struct bounded_output {
 template <typename... Args>
 inline char const* format_into(char* buf, std::size_t n, fmt::string_view f,
                                Args const&... args) noexcept {
-  auto const refs = std::tuple_cat(format_arg_ref(args)...);
+  auto const refs = [&](auto const& g) { return with_format_args(g, args...); };
   auto const bounded = [&] {
-    return std::apply(
-        [&](auto const&... a) {
-          return vformat_into_bounded(buf, n, f, fmt::make_format_args(a...));
-        },
-        refs);
+    return refs([&](auto const&... a) {
+      return vformat_into_bounded(buf, n, f, fmt::make_format_args(a...));
+    });
   };
   if (__builtin_expect(!specs_within(f, refs, n), 0)) return bounded();
 #if NVTXPP_HAS_EXCEPTIONS
   try {
 #endif
-    auto const result = std::apply(
-        [&](auto const&... a) {
-          return fmt::vformat_to_n(buf, n - 1, f, fmt::make_format_args(a...));
-        },
-        refs);
+    auto const result = refs([&](auto const&... a) {
+      return fmt::vformat_to_n(buf, n - 1, f, fmt::make_format_args(a...));
+    });
     return end_formatted(buf, n, result.size);
 #if NVTXPP_HAS_EXCEPTIONS
   } catch (...) {

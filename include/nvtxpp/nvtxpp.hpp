@@ -8,11 +8,13 @@
 ///   nvtxpp::scoped_range r{"H2D Memory Stream {}", i, nvtxpp::colors::yellow};
 /// }
 /// @endcode
-/// CUDA resource naming is in nvtxpp/cuda.hpp and CUDA memory permissions in
-/// nvtxpp/memory_cuda.hpp (they need the CUDA runtime headers). Counters (nvtxpp/counter.hpp) come
-/// with it when the NVTX headers have the counters extension
-/// (nvtx3/nvToolsExtCounters.h, as in CUDA 13.0); structured payloads (nvtxpp/struct_payload.hpp)
-/// always do.
+/// What a range-only user does not need comes from its own header, so that this one stays cheap
+/// to include in every translation unit (docs/performance.md, "Include cost"):
+/// - nvtxpp/struct_payload.hpp: structs as payloads (NVTXPP_PAYLOAD_SCHEMA, nvtxpp::payload_of);
+/// - nvtxpp/counter.hpp: counters (NVTX headers with nvtx3/nvToolsExtCounters.h, as in CUDA 13.0);
+/// - nvtxpp/memory.hpp: memory pools and regions (NVTX's memory extension);
+/// - nvtxpp/cuda.hpp and nvtxpp/memory_cuda.hpp: CUDA resource naming and CUDA memory
+///   permissions (they need the CUDA runtime's headers).
 #pragma once
 
 #include <nvtxpp/attributes.hpp>
@@ -22,14 +24,7 @@
 #include <nvtxpp/format.hpp>
 #include <nvtxpp/macros.hpp>
 #include <nvtxpp/mark.hpp>
-#include <nvtxpp/memory.hpp>
 #include <nvtxpp/naming.hpp>
 #include <nvtxpp/range.hpp>
 #include <nvtxpp/registered_string.hpp>
-#include <nvtxpp/struct_payload.hpp>
 #include <nvtxpp/version.hpp>
-
-// Older NVTX headers lack the counters extension: the umbrella then leaves counters out.
-#if !NVTXPP_ENABLED || __has_include(<nvtx3/nvToolsExtCounters.h>)
-#include <nvtxpp/counter.hpp>
-#endif

@@ -16,6 +16,7 @@
 #include <nvtx3/nvToolsExtPayload.h>
 #include <nvtxpp/counter.hpp>
 #include <nvtxpp/nvtxpp.hpp>
+#include <nvtxpp/struct_payload.hpp>
 
 #if defined(NVTXPP_PERF_RECORDER)
 #include <nvtxpp/testing/recorder.hpp>

@@ -13,6 +13,7 @@
 /// are checked by the -O2 build only.
 #if NVTXPP_PERF_ANNOTATE
 #include <nvtxpp/nvtxpp.hpp>
+#include <nvtxpp/struct_payload.hpp>
 #define NVTXPP_PERF_NOTE(...) __VA_ARGS__
 #else
 #define NVTXPP_PERF_NOTE(...)

@@ -5,11 +5,11 @@
 #include <nvtxpp/attributes.hpp>
 #include <nvtxpp/color.hpp>
 #include <nvtxpp/config.hpp>
+#include <nvtxpp/detail/atomic.hpp>
 #include <nvtxpp/detail/nvtx.hpp>
 #include <nvtxpp/domain.hpp>
 #include <nvtxpp/registered_string.hpp>
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -81,12 +81,12 @@ inline constexpr char null_text[] = "(null)";
 /// bitmap; larger ids are named on every use.
 template <typename D>
 inline void name_category_once(std::uint32_t id, char const* name) noexcept {
-  static std::atomic<std::uint64_t> named[16];  // zero-initialised: static storage
+  static atomic_word<std::uint64_t> named[16];  // zero: constant-initialised
   if (id < 1024u) {
     auto& word = named[id / 64u];
     std::uint64_t const bit = std::uint64_t{1} << (id % 64u);
-    if ((word.load(std::memory_order_relaxed) & bit) != 0) return;
-    if ((word.fetch_or(bit, std::memory_order_relaxed) & bit) != 0) return;
+    if ((word.load_relaxed() & bit) != 0) return;
+    if ((word.fetch_or_relaxed(bit) & bit) != 0) return;
   }
   nvtxDomainNameCategoryA(domain_handle<D>(), id, name != nullptr ? name : null_text);
 }
@@ -252,7 +252,7 @@ class literal_site<D, char const (&)[N]> {
  public:
   /// @return whether @p text is this site's registered literal; sets @p handle and @p colour.
   bool find(char const* text, nvtxStringHandle_t& handle, color& colour) const noexcept {
-    if (state_.load(std::memory_order_acquire) != ready) return false;
+    if (state_.load_acquire() != ready) return false;
     if (text != text_ || std::memcmp(copy_, text, N) != 0) return false;
     handle = handle_;
     colour = colour_;
@@ -260,11 +260,11 @@ class literal_site<D, char const (&)[N]> {
   }
 
   /// Whether no text has been registered here yet.
-  bool vacant() const noexcept { return state_.load(std::memory_order_relaxed) == empty; }
+  bool vacant() const noexcept { return state_.load_relaxed() == empty; }
 
   /// Whether the array at @p text was registered here (perhaps with other bytes than now).
   bool holds(char const* text) const noexcept {
-    return state_.load(std::memory_order_acquire) == ready && text_ == text;
+    return state_.load_acquire() == ready && text_ == text;
   }
 
   /// Registers @p text (a tool listens) unless registered or in progress. Cold: once a site.
@@ -273,7 +273,7 @@ class literal_site<D, char const (&)[N]> {
     if (!vacant()) return false;
     if (!domain_enabled<D>()) return false;  // no tool records this domain now: try later
     int expected = empty;
-    if (!state_.compare_exchange_strong(expected, busy, std::memory_order_acquire)) return false;
+    if (!state_.compare_exchange_acquire(expected, busy)) return false;
     std::memcpy(copy_, text, N);
     copy_[N] = '\0';
     std::size_t length = 0;
@@ -281,7 +281,7 @@ class literal_site<D, char const (&)[N]> {
     handle_ = nvtxDomainRegisterStringA(domain_handle<D>(), copy_);
     colour_ = auto_color(std::string_view{copy_, length});
     text_ = text;
-    state_.store(handle_ != nullptr ? ready : unusable, std::memory_order_release);
+    state_.store_release(handle_ != nullptr ? ready : unusable);
     return handle_ != nullptr;
   }
 
@@ -290,7 +290,7 @@ class literal_site<D, char const (&)[N]> {
   static constexpr int busy = 1;
   static constexpr int ready = 2;
   static constexpr int unusable = 3;  // the tool gave no handle: plain text from now on
-  std::atomic<int> state_{empty};
+  atomic_word<int> state_{empty};
   char const* text_ = nullptr;
   nvtxStringHandle_t handle_ = nullptr;
   color colour_{0};
