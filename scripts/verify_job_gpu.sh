@@ -23,7 +23,8 @@ check configure cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
   >"$work/configure.log" 2>&1 || { tail -n 30 "$work/configure.log"; finish; }
 check build cmake --build "$build" -j "$(nproc)" --target nvtxpp-capture nvtxpp_inject \
   nvtxpp_flight_app nvtxpp_capture_gpu_app nvtxpp_capture_flight_gpu_app \
-  nvtxpp_capture_graph_gpu_app nvtxpp_capture_job_gpu_app >"$work/build.log" 2>&1 || {
+  nvtxpp_capture_graph_gpu_app nvtxpp_capture_job_gpu_app nvtxpp_capture_app nvtxpp_fake_cupti \
+  >"$work/build.log" 2>&1 || {
   grep -E "error|FAILED" "$work/build.log" | head -n 40; }
 
 step "the capture's GPU-labelled tests"
