@@ -802,6 +802,10 @@ void enable_deferred_unified_memory() noexcept {
     return;
   }
   std::lock_guard<std::mutex> lock{g_window_mutex};
+  // The counters' configuration again first: made inside cuInit, it may not have taken.
+  if (configure_migrations(3) != CUPTI_SUCCESS) {
+    configure_migrations(2);
+  }
   CUptiResult const r = g_api.enable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
   if (r != CUPTI_SUCCESS) {
     write_info("unified_memory=unavailable:cuptiActivityEnable(UNIFIED_MEMORY_COUNTER) at the "
