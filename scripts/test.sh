@@ -43,7 +43,7 @@ tsan_targets=(test_threads test_memory nvtxpp-capture nvtxpp_inject nvtxpp_captu
   nvtxpp_flight_app)
 tsan_all=$(cmake --build build/tsan --target help)
 for t in nvtxpp_capture_nvtxpp_app nvtxpp_fake_cupti nvtxpp_capture_graph_app nvtxpp_cupti_convert_test \
-  test_sqlite_writer; do
+  test_sqlite_writer nvtxpp_capture_reports_app nvtxpp_diff_app; do
   # optional targets (CUPTI headers, libsqlite3): built when this configuration has them
   if grep -q "^$t:" <<<"$tsan_all"; then tsan_targets+=("$t"); fi
 done
