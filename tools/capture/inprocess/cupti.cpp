@@ -808,8 +808,10 @@ void enable_deferred_unified_memory() noexcept {
   }
   CUptiResult const r = g_api.enable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
   if (r != CUPTI_SUCCESS) {
-    write_info("unified_memory=unavailable:cuptiActivityEnable(UNIFIED_MEMORY_COUNTER) at the "
-               "first context: " + result_text(r));
+    write_info(
+        "unified_memory=unavailable:cuptiActivityEnable(UNIFIED_MEMORY_COUNTER) at the "
+        "first context: " +
+        result_text(r));
     return;
   }
   g_um_on = true;

@@ -96,7 +96,7 @@ struct summary_options {
   std::size_t max_warning_lines = 20;  ///< warnings printed verbatim
   /// How the reader delivers CUDA graph work to every output (--cuda-graph-trace).
   graph_trace graphs = graph_trace::node;
-  name_grouping grouping;              ///< ranges counted by series (--group, --group-digits)
+  name_grouping grouping;  ///< ranges counted by series (--group, --group-digits)
 };
 
 /// @brief Computes the summary tables: nvtx_sum; with GPU activity also nvtx_gpu_proj_sum,
