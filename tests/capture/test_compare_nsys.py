@@ -121,6 +121,24 @@ def main():
         check(rc == 1, f"a byte total that differs is a mismatch, even with --counts-only "
               f"(exit {rc})")
 
+        # --noise: a count nsys itself does not reproduce (migrations on demand) may differ by
+        # twice nsys's own spread, and the cell says so; beyond that it is a mismatch.
+        mem = ('Time:ratio_%,Total Time:dur_ns,Count,Avg:dur_ns,Med:dur_ns,Min:dur_ns,'
+               'Max:dur_ns,StdDev:dur_ns,Operation\n'
+               '100.0,50000,{n},1000.0,1000.0,1000,1000,0.0,[CUDA memcpy Unified Host-to-Device]\n')
+        nsys1 = db("um1", {"cuda_gpu_mem_time_sum": mem.format(n=1700)})
+        nsys2 = db("um2", {"cuda_gpu_mem_time_sum": mem.format(n=1760)})
+        rc, out = compare(db("um_ours", {"cuda_gpu_mem_time_sum": mem.format(n=1800)}), nsys1,
+                          "--reports", "cuda_gpu_mem_time_sum", "--noise", nsys2)
+        check(rc == 0 and "1800 / 1700 (nsys varies by 60)" in out,
+              f"a count within twice nsys's own spread matches, said (exit {rc})")
+        rc, _ = compare(db("um_far", {"cuda_gpu_mem_time_sum": mem.format(n=1900)}), nsys1,
+                        "--reports", "cuda_gpu_mem_time_sum", "--noise", nsys2)
+        check(rc == 1, f"beyond twice nsys's spread it is a mismatch (exit {rc})")
+        rc, _ = compare(db("um_plain", {"cuda_gpu_mem_time_sum": mem.format(n=1800)}), nsys1,
+                        "--reports", "cuda_gpu_mem_time_sum")
+        check(rc == 1, f"without --noise any count difference is a mismatch (exit {rc})")
+
         rc, out = compare(base, os.path.join(tmp, "absent"))
         check(rc == 2, f"a missing file: exit 2 (got {rc})")
     return 1 if failures else 0

@@ -45,6 +45,9 @@ def main():
     ap.add_argument("--nsys")
     ap.add_argument("--nsys-arg", action="append", default=[])
     ap.add_argument("--capture-arg", action="append", default=[])
+    ap.add_argument("--nsys-runs", type=int, default=1,
+                    help="nsys runs: more than one gives compare_nsys.py --noise (counts or "
+                         "times nsys itself does not reproduce)")
     argv = sys.argv[1:]
     if "--" not in argv:
         ap.error("the program follows --")
@@ -69,6 +72,18 @@ def main():
     if p.returncode != 0:
         print(p.stdout[-4000:], p.stderr[-4000:])
         return 2
+    noise = []
+    for k in range(2, a.nsys_runs + 1):
+        again = f"{base}-nsys{k}"
+        p = run([nsys, "profile", "-t", "cuda,nvtx", "--force-overwrite", "true", "-o", again]
+                + a.nsys_arg + prog, timeout=900)
+        p = p if p.returncode != 0 else run(
+            [nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "-o",
+             again + ".sqlite", again + ".nsys-rep"], timeout=900)
+        if p.returncode != 0:
+            print(p.stdout[-4000:], p.stderr[-4000:])
+            return 2
+        noise += ["--noise", again + ".sqlite"]
     c = run([a.capture, "--no-summary", "-o", base + "-ours.sqlite"] + a.capture_arg + ["--"] +
             prog, timeout=900)
     print(c.stderr)
@@ -79,7 +94,7 @@ def main():
     unattributed = m.group(0) if m else ""
     js = base + ".report.json"
     r = run([sys.executable, COMPARE, base + "-ours.sqlite", base + "-nsys.sqlite", "--nsys", nsys,
-             "--reports", "gpu", "--counts-only", "--json", js], timeout=900)
+             "--reports", "gpu", "--counts-only", "--json", js] + noise, timeout=900)
     with open(base + ".md", "w") as fh:
         fh.write(r.stdout)
     print(r.stdout)
