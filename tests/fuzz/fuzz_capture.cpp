@@ -55,7 +55,9 @@ void read_capture_file(std::uint8_t const* data, std::size_t size) {
   reader.add_sink(summary);
   auto const totals = reader.run();
   summary.print(sink, totals, nvtxpp::capture::summary_options{});
-  summary.print(sink, totals, nvtxpp::capture::summary_options{true, 60, 20, {}});
+  nvtxpp::capture::summary_options csv;
+  csv.csv = true;
+  summary.print(sink, totals, csv);
 }
 
 }  // namespace
