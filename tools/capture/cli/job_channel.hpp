@@ -58,9 +58,6 @@ class job_channel {
   /// @return "" when joined, else why the rank must dump alone
   std::string join(std::string const& output, job_identity const& job);
 
-  /// @brief Whether join() succeeded.
-  [[nodiscard]] bool joined() const noexcept { return fd_ >= 0; }
-
   /// @brief Announces a dump at `cut_realtime_ns` for `cause`, or joins one announced within 1 s
   /// of it. @return its number (0 when the directory could not take it)
   unsigned announce(std::string const& cause, std::int64_t cut_realtime_ns);

@@ -32,9 +32,6 @@ class ring_keeper {
   /// dump, which must outlive this launcher. @return how many could not be copied
   int restore();
 
-  /// @brief How many files are held.
-  [[nodiscard]] std::size_t held() const noexcept { return files_.size(); }
-
  private:
   std::string ring_dir_;
   std::string raw_dir_;
