@@ -212,6 +212,49 @@ int fork_case() {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+/// Forks `children` times while another thread fills blocks as fast as it can, so the writer
+/// thread has blocks in hand at some of the forks. Each child records one range and exits; under
+/// a leak checker a child that lost track of a block exits non-zero. Prints how many children
+/// failed; returns 1 when any did.
+int fork_busy_case(int children) {
+  std::atomic<bool> go{false};
+  std::atomic<bool> stop{false};
+  std::atomic<long> ranges{0};
+  std::thread busy([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      if (!go.load(std::memory_order_acquire)) {
+        std::this_thread::yield();
+        continue;
+      }
+      nvtxRangePushA("busy");
+      nvtxRangePop();
+      ranges.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  int failed = 0;
+  for (int i = 0; i < children; ++i) {
+    long const before = ranges.load(std::memory_order_relaxed);
+    go.store(true, std::memory_order_release);
+    while (ranges.load(std::memory_order_relaxed) < before + 3'000) {  // a few blocks filled
+      std::this_thread::yield();
+    }
+    pid_t const child = ::fork();
+    go.store(false, std::memory_order_release);
+    if (child == 0) {
+      nvtxRangePushA("in child");
+      nvtxRangePop();
+      std::exit(0);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    failed += WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+  }
+  stop.store(true);
+  busy.join();
+  std::printf("children failed: %d of %d\n", failed, children);
+  return failed == 0 ? 0 : 1;
+}
+
 long rss_kb(char const* key) {
   long value = -1;
   if (FILE* f = std::fopen("/proc/self/status", "r")) {
@@ -618,6 +661,7 @@ int main(int argc, char** argv) {
   if (which == "extensions") return extensions_case();
   if (which == "warnings") return warnings_case();
   if (which == "fork") return fork_case();
+  if (which == "fork_busy") return fork_busy_case(argc > 2 ? std::atoi(argv[2]) : 20);
   if (which == "return") {
     nvtxRangePushA("returning");
     nvtxRangePop();

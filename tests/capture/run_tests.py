@@ -230,7 +230,7 @@ def case_warnings(a, tmp):
 def case_fork(a, tmp):
     out = os.path.join(tmp, "fork.json")
     p = run([a.app, "fork"], a.capture, out=out)
-    check(p.returncode == 0, f"exit 0, got {p.returncode}")
+    check(p.returncode == 0, f"exit 0, got {p.returncode}; stderr: {p.stderr[-3000:]}")
     t = load(out)
     parent = events(t, "X", "parent before fork") + events(t, "X", "parent after fork")
     child = events(t, "X", "in child")
@@ -240,6 +240,21 @@ def case_fork(a, tmp):
               "the child is its own process track")
         check(child[0]["pid"] == child[0]["tid"], "child's range on its main thread")
     check(len(events(t, "M", "process_name")) == 2, "two processes named")
+
+
+def case_fork_busy(a, tmp):
+    """Forks while another thread fills blocks, so the writer thread has blocks in hand at some
+    forks: every child records its range and, under a leak checker, exits 0 (a child that lost
+    track of the parent's blocks would be reported)."""
+    out = os.path.join(tmp, "fork_busy.json")
+    children = 30
+    p = run([a.app, "fork_busy", str(children)], a.capture, out=out, timeout=300)
+    check(p.returncode == 0, f"exit 0, got {p.returncode}: {p.stdout} stderr: {p.stderr[-3000:]}")
+    check(f"children failed: 0 of {children}" in p.stdout, f"every child exits 0: {p.stdout}")
+    t = load(out)
+    child = events(t, "X", "in child")
+    check(len(child) == children, f"{children} child ranges, got {len(child)}")
+    check(len({e["pid"] for e in child}) == children, "each child its own process")
 
 
 def case_unwritable(a, tmp):
@@ -981,6 +996,7 @@ CASES = {
     "exception": case_exception,
     "warnings": case_warnings,
     "fork": case_fork,
+    "fork_busy": case_fork_busy,
     "unwritable": case_unwritable,
     "gpu_json": case_gpu_json,
     "gpu_summary": case_gpu_summary,

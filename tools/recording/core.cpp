@@ -14,6 +14,7 @@
 
 #include "core_internal.hpp"
 
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,23 +34,57 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // Threads.
 
+/// A thread's end: its blocks go to the front end, later NVTX calls of the thread are dropped.
+void end_thread(thread_state* t) noexcept {
+  if (t != nullptr) {
+    if (published_hooks().thread_exit != nullptr) {
+      published_hooks().thread_exit(*t);
+    }
+    t->exited.store(true, std::memory_order_release);
+  }
+  t_self = nullptr;
+  t_dead = true;  // NVTX calls from later TLS destructors of this thread are dropped
+}
+
+// A thread's end is seen through a pthread key's destructor, not a C++ thread_local's: glibc
+// allocates an entry per thread for a thread_local's destructor, held by that thread only, so a
+// process forked while such a thread lives holds an unreachable entry, and a leak checker in the
+// child reports it (its exit status then fails). A key's value sits in the thread's descriptor.
+// Key destructors also run after every C++ thread_local destructor, so NVTX calls from those are
+// recorded. Main's key destructor never runs (exit() does not end threads): the front end's
+// finish writes every live thread's blocks.
+void on_key_destroyed(void* t) noexcept { end_thread(static_cast<thread_state*>(t)); }
+
+/// The fallback when no key is left (a process with 1,024 keys): a thread_local's destructor.
 struct exit_guard {
   thread_state* t = nullptr;
   exit_guard() = default;
   exit_guard(exit_guard const&) = delete;
   exit_guard& operator=(exit_guard const&) = delete;
-  ~exit_guard() {
-    if (t != nullptr) {
-      if (published_hooks().thread_exit != nullptr) {
-        published_hooks().thread_exit(*t);
-      }
-      t->exited.store(true, std::memory_order_release);
-    }
-    t_self = nullptr;
-    t_dead = true;  // NVTX calls from later TLS destructors of this thread are dropped
-  }
+  ~exit_guard() { end_thread(t); }
 };
 thread_local exit_guard t_guard;
+
+struct thread_key {
+  pthread_key_t key{};
+  bool ok = false;
+};
+thread_key const& end_key() noexcept {
+  static thread_key const k = [] {
+    thread_key made;
+    made.ok = ::pthread_key_create(&made.key, &on_key_destroyed) == 0;
+    return made;
+  }();
+  return k;
+}
+
+/// Arranges for end_thread(t) at the calling thread's end.
+void watch_thread_end(thread_state* t) noexcept {
+  thread_key const& k = end_key();
+  if (!k.ok || ::pthread_setspecific(k.key, t) != 0) {
+    t_guard.t = t;
+  }
+}
 
 }  // namespace
 
@@ -79,7 +114,7 @@ __attribute__((noinline, cold)) thread_state* register_thread() noexcept {
     t->next = g_threads.load(std::memory_order_relaxed);
     g_threads.store(t, std::memory_order_release);
   }
-  t_guard.t = t;
+  watch_thread_end(t);
   t_self = t;
   return t;
 }
@@ -743,7 +778,11 @@ void forget_threads_after_fork() noexcept {
   forgotten = g_threads.exchange(nullptr, std::memory_order_acq_rel);
   (void)forgotten;
   t_self = nullptr;
-  t_guard.t = nullptr;
+  if (end_key().ok) {
+    ::pthread_setspecific(end_key().key, nullptr);  // the forking thread's state is forgotten
+  } else {
+    t_guard.t = nullptr;
+  }
 }
 
 int attach(void const* (*get_export_table)(std::uint32_t)) noexcept {

@@ -31,6 +31,10 @@ struct chunk {
   std::uint32_t seq = 0;          ///< its place in the owner's stream (0, 1, 2, ...)
   std::uint32_t start = 0;        ///< bytes already written before it was handed over
   chunk* queued_next = nullptr;   ///< next block in the writer's queue or a free list
+  // Capture front end: its list of every block it holds (see block_writer.cpp).
+  chunk* listed_prev = nullptr;
+  chunk* listed_next = nullptr;
+  bool listed = false;
   unsigned char data[chunk_capacity];
 };
 static_assert(sizeof(chunk) <= 64 * 1024);

@@ -167,18 +167,55 @@ void prefault(rec::chunk& c) noexcept {
 /// the child's fork handler allocates.
 std::mutex g_alloc_mutex;
 
+/// Held by the writer thread while blocks are in its hands only, and across fork() (lock order:
+/// this one, then g_alloc_mutex). See hands_mutex() in the header.
+std::mutex g_hands_mutex;
+
+/// Every block this library holds, whoever has it in hand (under g_alloc_mutex). Blocks move
+/// between threads through locals (a thread taking a spare, the writer giving one back): in a
+/// process forked at such a moment the thread that held one is gone, and without this list
+/// nothing in the child would point to the block, which a leak checker there reports (the child
+/// then fails its exit). A thread's first block (the core's) joins at its first return.
+rec::chunk* g_listed = nullptr;
+
+void list_locked(rec::chunk* c) noexcept {
+  c->listed_prev = nullptr;
+  c->listed_next = g_listed;
+  if (g_listed != nullptr) {
+    g_listed->listed_prev = c;
+  }
+  g_listed = c;
+  c->listed = true;
+}
+
+void unlist_locked(rec::chunk* c) noexcept {
+  if (!c->listed) {
+    return;
+  }
+  (c->listed_prev != nullptr ? c->listed_prev->listed_next : g_listed) = c->listed_next;
+  if (c->listed_next != nullptr) {
+    c->listed_next->listed_prev = c->listed_prev;
+  }
+  c->listed = false;
+}
+
 /// A new block with its pages touched, or nullptr.
 rec::chunk* new_block() noexcept {
   std::lock_guard<std::mutex> lock{g_alloc_mutex};
   auto* c = new (std::nothrow) rec::chunk;
   if (c != nullptr) {
     prefault(*c);
+    list_locked(c);
   }
   return c;
 }
 
 void free_block(rec::chunk* c) noexcept {
+  if (c == nullptr) {
+    return;
+  }
   std::lock_guard<std::mutex> lock{g_alloc_mutex};
+  unlist_locked(c);
   delete c;
 }
 
@@ -226,6 +263,10 @@ rec::chunk* take_ready(rec::thread_state& t) noexcept {
 /// that ran out of spare blocks gets one more, within the bounds (the writer allocates it here,
 /// so the recording path never does).
 void give_back(rec::chunk* c) noexcept {
+  if (!c->listed) {  // a thread's first block, allocated by the core
+    std::lock_guard<std::mutex> lock{g_alloc_mutex};
+    list_locked(c);
+  }
   rec::thread_state& t = *c->owner;
   push_returned(t, c);
   if (t.wants_block.exchange(false, std::memory_order_acq_rel) &&
@@ -317,7 +358,10 @@ void* writer_main(void*) noexcept {
   int quiet_naps = max_quiet_naps;
   std::int64_t last_flight_flush = rec::monotonic_ns();
   for (;;) {
-    fill_ready();
+    {
+      std::lock_guard<std::mutex> hands{g_hands_mutex};
+      fill_ready();
+    }
     if (flight::active() && !g_writer_stop.load(std::memory_order_seq_cst)) {
       bool gpu = false;
       std::uint64_t const request = flight::pending_request(&gpu);
@@ -330,6 +374,7 @@ void* writer_main(void*) noexcept {
         }
         g_writer_busy.store(true, std::memory_order_seq_cst);
         if (!g_writer_stop.load(std::memory_order_seq_cst)) {
+          std::lock_guard<std::mutex> hands{g_hands_mutex};
           flush_partial_blocks();
         }
         g_writer_busy.store(false, std::memory_order_seq_cst);
@@ -347,9 +392,14 @@ void* writer_main(void*) noexcept {
       ::nanosleep(&idle, nullptr);
       continue;
     }
-    rec::chunk* batch = take_queue();
-    if (batch != nullptr) {
+    bool wrote = false;
+    {
+      std::lock_guard<std::mutex> hands{g_hands_mutex};
+      rec::chunk* batch = take_queue();
+      wrote = batch != nullptr;
       write_blocks(batch, false);
+    }
+    if (wrote) {
       g_writer_busy.store(false, std::memory_order_seq_cst);
       quiet_naps = 0;
       continue;
@@ -486,12 +536,12 @@ void on_chunk_full(rec::thread_state& t) noexcept {
 void on_thread_exit(rec::thread_state& t) noexcept {
   lock_thread(t, -1);
   flush_locked(t);
-  delete t.cur;  // an exited thread keeps no memory
+  free_block(t.cur);  // an exited thread keeps no memory
   t.cur = nullptr;
   t.current.store(nullptr, std::memory_order_release);
   while (t.spare != nullptr) {
     rec::chunk* next = t.spare->queued_next;
-    delete t.spare;
+    free_block(t.spare);
     t.spare = next;
   }
   t.spares = 0;
@@ -502,7 +552,7 @@ void on_thread_exit(rec::thread_state& t) noexcept {
   t.exited.store(true, std::memory_order_seq_cst);
   for (rec::chunk* r = t.returned.exchange(nullptr, std::memory_order_seq_cst); r != nullptr;) {
     rec::chunk* next = r->queued_next;
-    delete r;
+    free_block(r);
     r = next;
   }
   unlock_thread(t);
@@ -579,9 +629,14 @@ void wait_until_started() noexcept {
 }
 
 std::mutex& alloc_mutex() noexcept { return g_alloc_mutex; }
+std::mutex& hands_mutex() noexcept { return g_hands_mutex; }
 
 void after_fork_in_child() noexcept {
-  g_queue.store(nullptr, std::memory_order_relaxed);  // the parent's blocks: its writer writes them
+  // The parent's queued blocks: its writer writes them. Kept reachable on purpose (a leak checker
+  // in the child would report them otherwise), never written nor freed here.
+  static rec::chunk* parents_queue = nullptr;
+  parents_queue = g_queue.exchange(nullptr, std::memory_order_relaxed);
+  (void)parents_queue;
   g_writer_busy.store(false, std::memory_order_relaxed);
   g_writer_sleeping.store(false, std::memory_order_relaxed);
   g_writer_napping.store(false, std::memory_order_relaxed);

@@ -33,6 +33,11 @@ void wait_until_started() noexcept;
 /// @brief Held while a block is allocated or freed outside the recording path, and across fork().
 [[nodiscard]] std::mutex& alloc_mutex() noexcept;
 
+/// @brief Held by the writer thread while it holds blocks that only its own stack points to (a
+/// batch it writes, a block it just allocated), and across fork(): a forked child then never
+/// loses track of a block, which a leak checker in the child would report.
+[[nodiscard]] std::mutex& hands_mutex() noexcept;
+
 /// @brief In a forked child: the queue and the writer thread are the parent's; forget them.
 void after_fork_in_child() noexcept;
 

@@ -271,16 +271,21 @@ void before_fork() noexcept {
   // thread up with it): let the writer reach its loop, where it allocates only under the lock.
   // At most 1 s (a thread that cannot start, say while fork runs under the loader's lock, must
   // not hang the program).
+  // The writer's hands too: a block that only the writer thread's stack points to would be lost
+  // in the child, which has no writer thread (a leak checker there reports it).
   writer::wait_until_started();
   rec::names_mutex().lock();
+  writer::hands_mutex().lock();
   writer::alloc_mutex().lock();
 }
 void after_fork_in_parent() noexcept {
   writer::alloc_mutex().unlock();
+  writer::hands_mutex().unlock();
   rec::names_mutex().unlock();
 }
 void after_fork_in_child() noexcept {
   writer::alloc_mutex().unlock();
+  writer::hands_mutex().unlock();
   rec::names_mutex().unlock();
   // The child starts its own file; the parent's unflushed blocks are the parent's to write.
   rec::forget_threads_after_fork();
