@@ -6,12 +6,14 @@ dropped first where this user may) and the single writer (the merged rows append
 database by SQLite's record copy alone, as merge's writer thread does).
 
 usage: bench/merge_scaling.py [--build DIR] [--sets 16x1000000,64x250000] [--jobs 1,2,4,8,16]
-                              [--work DIR] [--out FILE] [--cold] [--no-build]
+                              [--pieces 1,4,16] [--work DIR] [--out FILE] [--cold] [--no-build]
 
 One line per run: wall time, CPU time, peak RSS, speed-up over the first -j listed (1) and efficiency (speed-up
 over the threads, and over what the floor allows: min(N, T1 / floor)). The summary printed by
 each run is hashed: every -j must print the same one. -j 1 is the one-thread merge (no stage
-files, the code path of earlier releases). Not a test: the figures depend on the machine.
+files, the code path of earlier releases). --pieces: the same merges at the two largest -j with
+other numbers of pieces a thread (NVTXPP_MERGE_PIECES_PER_THREAD; merge's default is 8), to
+check that choice. Not a test: the figures depend on the machine.
 """
 import argparse
 import hashlib
@@ -100,7 +102,7 @@ def writer_floor(paths, out):
     return secs
 
 
-def merge_run(capture, jobs, paths, out, work, cold):
+def merge_run(capture, jobs, paths, out, work, cold, env=None):
     """Wall seconds, CPU seconds (user + system), peak RSS in MiB, and the summary's hash."""
     if os.path.exists(out):
         os.remove(out)
@@ -111,7 +113,7 @@ def merge_run(capture, jobs, paths, out, work, cold):
     with open(stdout_path, "wb") as so, open(stderr_path, "wb") as se:
         t0 = time.monotonic()
         p = subprocess.Popen([capture, "merge", "-j", str(jobs), "-o", out] + paths,
-                             stdout=so, stderr=se)
+                             stdout=so, stderr=se, env=dict(os.environ, **(env or {})))
         _, status, ru = os.wait4(p.pid, 0)
         wall = time.monotonic() - t0
     p.returncode = os.waitstatus_to_exitcode(status)
@@ -130,6 +132,7 @@ def main():
     ap.add_argument("--sets", default="16x1000000,64x250000",
                     help="FILESxRANGES, comma-separated")
     ap.add_argument("--jobs", default="1,2,4,8,16")
+    ap.add_argument("--pieces", default="", help="pieces a thread to compare, comma-separated")
     ap.add_argument("--work", default=None, help="where inputs go (default: a new /tmp dir)")
     ap.add_argument("--out", default=None, help="also write the results to this file")
     ap.add_argument("--no-build", action="store_true")
@@ -194,6 +197,17 @@ def main():
                 allowed = min(j, t1 / floor)
                 say(f"{j:4d}  {wall:7.2f}  {cpu_s:6.1f}  {rss:8d}  {up:8.2f}  {up / j:10.2f}  "
                     f"{up / allowed:8.2f}")
+            if a.pieces:
+                say("pieces/thread  jobs  wall(s)  cpu(s)  speed-up  vs-floor")
+                for pp in [int(x) for x in a.pieces.split(",")]:
+                    for j in sorted(j for j in jobs if j > 1)[-2:]:
+                        wall, cpu_s, _, digest = merge_run(
+                            capture, j, paths, os.path.join(work, "out.sqlite"), work, a.cold,
+                            {"NVTXPP_MERGE_PIECES_PER_THREAD": str(pp)})
+                        sums.add(digest)
+                        up = t1 / wall
+                        say(f"{pp:13d}  {j:4d}  {wall:7.2f}  {cpu_s:6.1f}  {up:8.2f}  "
+                            f"{up / min(j, t1 / floor):8.2f}")
             say(f"summary identical at every -j: {'yes' if len(sums) == 1 else 'NO'}")
             shutil.rmtree(d)
     finally:

@@ -6,7 +6,7 @@
 #
 #   scripts/verify_merge_scaling_gpu.sh [OUT_DIR]    (default: $OUT, else out/merge-scaling)
 #
-# Environment: SETS, JOBS (merge_scaling.py's --sets and --jobs), BUILD_DIR (default
+# Environment: SETS, JOBS, PIECES (merge_scaling.py's --sets, --jobs, --pieces), BUILD_DIR (default
 # build-merge-scaling), CMAKE_ARGS (more configure arguments).
 # OUT_DIR receives log.txt (everything) and merge-scaling.txt (the results).
 # Exit status: 0 when every step passed (every -j printed the same summary), 1 otherwise.
@@ -28,7 +28,7 @@ check build cmake --build "$build" -j "$(nproc)" --target nvtxpp-capture nvtxpp_
 step "merge -j scaling"
 check scaling python3 "$root/bench/merge_scaling.py" --build "$build" --no-build --cold \
   --work "$work/scaling" --sets "${SETS:-16x1000000,64x250000}" --jobs "${JOBS:-1,2,4,8,16}" \
-  --out "$out/merge-scaling.txt"
+  --pieces "${PIECES:-}" --out "$out/merge-scaling.txt"
 grep -q "summary identical at every -j: NO" "$out/merge-scaling.txt" 2>/dev/null &&
   failed+=("summaries differ between -j values")
 rm -rf "$work"

@@ -603,8 +603,8 @@ def case_merge_mpirun(a, tmp):
 
 
 def table_rows(path):
-    """Every table's rows in rowid order (the file's own name, which names the partial file it
-    was written as, left out)."""
+    """Every table's rows in rowid order (the file's own name, which differs between the
+    outputs compared, left out)."""
     out = {}
     with db(path) as c:
         names = [n for (n,) in c.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
@@ -637,25 +637,33 @@ def case_merge_parallel(a, tmp):
     and more."""
     files = parallel_inputs(a, tmp)
     results = {}
-    for jobs in (1, 2, 4, 16):
-        out = os.path.join(tmp, f"j{jobs}.sqlite")
-        p = merge(a, "-j", jobs, "-o", out, "--csv", *files)
+    # (jobs, rows a piece of an input takes): the default cuts none of these small inputs; 5 and
+    # 1 cut each into many pieces (stages), which the writer appends in order.
+    for jobs, piece in ((1, None), (2, None), (4, None), (16, None), (2, 5), (4, 1)):
+        out = os.path.join(tmp, f"j{jobs}-{piece}.sqlite")
+        env = {"NVTXPP_MERGE_PIECE_ROWS": str(piece)} if piece else None
+        p = merge(a, "-j", jobs, "-o", out, "--csv", *files, env=env)
         if not check(p.returncode == 0, f"merge -j {jobs} exits 0: {p.stderr}"):
             return
-        results[jobs] = (table_rows(out), p.stdout, p.stderr.replace(out, "OUT"))
-    one = results[1]
+        results[(jobs, piece)] = (table_rows(out), p.stdout, p.stderr.replace(out, "OUT"))
+        with db(out) as c:
+            named = c.execute("SELECT value FROM META_DATA_EXPORT "
+                              "WHERE name = 'EXPORT_PARAM_OUTPUT_PATH'").fetchall()
+        check(named == [(out,)], f"-j {jobs}: the file records its own name, not the partial "
+              f"one it was written as: {named}")
+    one = results[(1, None)]
     counts = {t: len(r) for t, r in one[0].items() if r}
     check(all(counts.get(t, 0) > 0 for t in ("NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_KERNEL",
                                              "CUPTI_ACTIVITY_KIND_RUNTIME", "GENERIC_EVENTS",
                                              "StringIds", "PROCESSES")),
           f"the merged file has rows of every kind to compare: {counts}")
     check(len(csv_tables(one[1])) == 2, "the summary has the range and GPU projection tables")
-    for jobs in (2, 4, 16):
-        rows, out, err = results[jobs]
+    for (jobs, piece), (rows, out, err) in results.items():
         for t in sorted(set(one[0]) | set(rows)):
-            check(rows.get(t) == one[0].get(t), f"-j {jobs}: table {t} as with -j 1")
-        check(out == one[1], f"-j {jobs}: the summary byte for byte as with -j 1")
-        check(err == one[2], f"-j {jobs}: stderr as with -j 1:\n{err}\n---\n{one[2]}")
+            check(rows.get(t) == one[0].get(t), f"-j {jobs} pieces {piece}: table {t} as with -j 1")
+        check(out == one[1], f"-j {jobs} pieces {piece}: the summary byte for byte as with -j 1")
+        check(err == one[2],
+              f"-j {jobs} pieces {piece}: stderr as with -j 1:\n{err}\n---\n{one[2]}")
     for args in (["--summary-only"], ["--summary-only", "--csv"]):
         p1 = merge(a, "-j", 1, *args, *files)
         p3 = merge(a, "-j", 3, *args, *files)
@@ -707,13 +715,15 @@ def case_merge_parallel_errors(a, tmp):
         for target in ("out.sqlite", "out.json", None):
             args = ["-o", os.path.join(tmp, target)] if target else ["--summary-only"]
             p1 = merge(a, "-j", 1, *args, *inputs)
-            p4 = merge(a, "-j", 4, *args, *inputs)
-            check(p1.returncode == 2 and p4.returncode == 2, f"bad input {target}: exit 2: "
-                  f"{p1.returncode} {p4.returncode} {p4.stderr}")
-            check(p4.stderr == p1.stderr and p4.stdout == "",
-                  f"{target}: -j 4 names what -j 1 names: {p4.stderr!r} vs {p1.stderr!r}")
-            check(not os.path.exists(os.path.join(tmp, "out.sqlite")) and partials(tmp) == [],
-                  f"nothing left: {partials(tmp)}")
+            # -j 4 as it is, and with the good inputs cut into pieces of 2 rows
+            for env in (None, {"NVTXPP_MERGE_PIECE_ROWS": "2"}):
+                p4 = merge(a, "-j", 4, *args, *inputs, env=env)
+                check(p1.returncode == 2 and p4.returncode == 2, f"bad input {target} {env}: "
+                      f"exit 2: {p1.returncode} {p4.returncode} {p4.stderr}")
+                check(p4.stderr == p1.stderr and p4.stdout == "", f"{target} {env}: -j 4 names "
+                      f"what -j 1 names: {p4.stderr!r} vs {p1.stderr!r}")
+                check(not os.path.exists(os.path.join(tmp, "out.sqlite")) and partials(tmp) == [],
+                      f"nothing left: {partials(tmp)}")
     # Disk full while writing: exit 3 with threads too, no partial or stage file left.
     p = merge(a, "-j", 4, "-o", out, *goods, env={"NVTXPP_CAPTURE_FAIL_WRITE_AFTER": "100"})
     check(p.returncode == 3 and not os.path.exists(out) and partials(tmp) == [],

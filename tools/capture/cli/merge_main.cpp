@@ -318,6 +318,7 @@ class merge_run {
         // The summary when wanted, else counts only, as each input is read.
         merge_work work;
         work.jobs = m_.jobs;
+        work.final_path = m_.output;
         work.per_input = [this](std::size_t i) { read_one(i, nullptr, m_.summary); };
         work.in_order = [this](std::size_t i) { add_one(i); };
         write_merged_sqlite(partial_, inputs_, anchor_, work);

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
+#include <deque>
 #include <exception>
 #include <mutex>
 #include <set>
@@ -155,13 +156,13 @@ void sql_kept_thread(sqlite3_context* ctx, int, sqlite3_value** argv) {
 /// first true term), so a large input does not pay a function call per event.
 std::string kept_rows(std::string const& table) {
   if (table == "ThreadNames") {
-    return " WHERE \"globalTid\" IS NULL OR nvtxpp_kept_thread(\"globalTid\")";
+    return "\"globalTid\" IS NULL OR nvtxpp_kept_thread(\"globalTid\")";
   }
   if (table == "TARGET_INFO_NVTX_CUDA_STREAM") {
-    return " WHERE \"processId\" IS NULL OR nvtxpp_kept(\"processId\")";
+    return "\"processId\" IS NULL OR nvtxpp_kept(\"processId\")";
   }
   if (table == "NVTX_EVENTS") {  // thread names (39) are kept as ThreadNames' rows are
-    return " WHERE \"eventType\" = 34 OR (\"eventType\" IN (59, 60) AND \"end\" IS NOT NULL) "
+    return "\"eventType\" = 34 OR (\"eventType\" IN (59, 60) AND \"end\" IS NOT NULL) "
            "OR \"globalTid\" IS NULL OR (nvtxpp_kept(\"globalTid\" >> 24) AND "
            "(\"eventType\" IS NOT 39 OR nvtxpp_kept_thread(\"globalTid\")))";
   }
@@ -334,11 +335,23 @@ void map_processes(pid_map& map, merge_input const& in) {
   }
 }
 
+/// The rows of one copied table that a piece of an input takes: all of them, none, or those whose
+/// rowid is in [lo, hi).
+struct row_range {
+  enum class kind { all, none, span } what = kind::all;
+  std::int64_t lo = 0;
+  std::int64_t hi = 0;
+};
+
 /// Every table both have, by the columns both have; rows of processes and threads with events;
-/// strings through temp.nvtxpp_smap.
-void copy_rows(output_db& db, merge_input const& in, offsets const& o, output_tables const& out) {
-  for (auto const& t : out.names) {
-    if (!has_table(db.get(), in.path, t, "src")) {
+/// strings through temp.nvtxpp_smap. `ranges` (one per output table, or null for all rows) picks
+/// the rows of one piece of the input.
+void copy_rows(output_db& db, merge_input const& in, offsets const& o, output_tables const& out,
+               std::vector<row_range> const* ranges = nullptr) {
+  for (std::size_t j = 0; j < out.names.size(); ++j) {
+    auto const& t = out.names[j];
+    row_range const range = ranges != nullptr ? (*ranges)[j] : row_range{};
+    if (range.what == row_range::kind::none || !has_table(db.get(), in.path, t, "src")) {
       continue;
     }
     auto const src_cols = table_columns(db.get(), in.path, t, "src");
@@ -351,10 +364,18 @@ void copy_rows(output_db& db, merge_input const& in, offsets const& o, output_ta
       cols += (cols.empty() ? "\"" : ", \"") + c + "\"";
       exprs += (exprs.empty() ? "" : ", ") + column_expr(c, o);
     }
-    if (!cols.empty()) {
-      db.exec(fmt::format("INSERT INTO main.\"{}\" ({}) SELECT {} FROM src.\"{}\"{}", t, cols,
-                          exprs, t, kept_rows(t)));
+    if (cols.empty()) {
+      continue;
     }
+    std::string where;
+    if (range.what == row_range::kind::span) {
+      where = fmt::format("_rowid_ >= {} AND _rowid_ < {}", range.lo, range.hi);
+    }
+    if (auto const kept = kept_rows(t); !kept.empty()) {
+      where = where.empty() ? kept : where + " AND (" + kept + ")";
+    }
+    db.exec(fmt::format("INSERT INTO main.\"{}\" ({}) SELECT {} FROM src.\"{}\"{}{}", t, cols,
+                        exprs, t, where.empty() ? "" : " WHERE ", where));
   }
 }
 
@@ -380,8 +401,9 @@ namespace {
 
 /// The schema, the enum rows and the session start, as every capture has them.
 void create_output(std::string const& path, std::vector<merge_input> const& inputs,
-                   std::int64_t anchor_utc_ns) {
+                   std::int64_t anchor_utc_ns, std::string const& final_path) {
   sqlite_writer::options opts;
+  opts.final_path = final_path;
   if (char const* v = std::getenv("NVTXPP_CAPTURE_FAIL_WRITE_AFTER"); v != nullptr && *v != 0) {
     opts.fail_write_after = std::strtoull(v, nullptr, 10);  // the writers' disk-full test hook
   }
@@ -451,22 +473,20 @@ class merger {
 namespace {
 
 /// The merge on several threads. What costs most is SQLite evaluating every column of every row
-/// as it remaps them: workers do that, each input into a stage file of the output's tables, and
-/// the writer appends the stages to the output in input order with `INSERT INTO t SELECT * FROM
-/// stage.t`, which SQLite copies record by record without decoding a row (its transfer
-/// optimisation). The rows, their order and ids are those of the one-thread merge. At most
-/// `jobs` stages exist at once (slot files beside the output, reused), so memory and disk grow
-/// with the threads, not with the inputs.
+/// as it remaps them: workers do that, each piece of an input into a stage file of the output's
+/// tables, and the writer appends the stages to the output in input order with `INSERT INTO t
+/// SELECT * FROM stage.t`, which SQLite copies record by record without decoding a row (its
+/// transfer optimisation). One writer is SQLite's rule for a database; its record copy is the
+/// merge's serial part. An input of many rows is cut into pieces by rowid (a stage each), so the
+/// writer starts on the first input's first piece while the workers still read the rest, rather
+/// than after a whole input. The rows, their order and ids are those of the one-thread merge. At
+/// most `jobs` stages exist at once (slot files beside the output, reused), so memory and disk
+/// grow with the threads, not with the inputs.
 class staged_merge {
  public:
   staged_merge(std::string const& path, std::vector<merge_input> const& inputs,
                merge_work const& work)
-      : path_{path},
-        inputs_{inputs},
-        work_{work},
-        slots_{std::min<std::size_t>(work.jobs, inputs.size())},
-        ready_(inputs.size(), false),
-        errors_(inputs.size()) {}
+      : path_{path}, inputs_{inputs}, work_{work} {}
 
   /// @throws input_error, output_error (the stage files are then removed)
   void run() {
@@ -481,20 +501,120 @@ class staged_merge {
   }
 
  private:
-  // Offsets from every input's maxima (read in parallel); the output's strings and, in the
-  // strings file, each input's map to them (in input order, as the one-thread merge adds them).
+  /// One piece of work: a piece of an input's rows into a stage, or the input's per_input call.
+  struct unit {
+    std::size_t input = 0;
+    std::size_t piece = 0;  ///< of pieces_[input]; ignored for a per_input unit
+    bool per_input = false;
+    bool last = false;  ///< the input's last unit: in_order runs after it
+  };
+
+  /// The fewest rows worth a piece of their own: a table with fewer is not cut.
+  static std::int64_t piece_rows() {
+    // Testing hook: small inputs cut too.
+    if (char const* v = std::getenv("NVTXPP_MERGE_PIECE_ROWS"); v != nullptr && *v != 0) {
+      return std::max<std::int64_t>(1, std::strtoll(v, nullptr, 10));
+    }
+    return 16'384;
+  }
+
+  /// Pieces per thread over the whole merge: enough that the writer's first piece comes early
+  /// and the last ones end together, few enough that each piece's own cost (a stage file, its
+  /// statements: about 17 ms of CPU) stays small. bench/merge_scaling.py measures the choice.
+  static std::size_t pieces_per_thread() {
+    // Benchmark hook: other values compared.
+    if (char const* v = std::getenv("NVTXPP_MERGE_PIECES_PER_THREAD"); v != nullptr && *v != 0) {
+      return static_cast<std::size_t>(std::clamp<long long>(std::strtoll(v, nullptr, 10), 1, 64));
+    }
+    return 8;
+  }
+
+  /// Input i's rowid span in every output table it has ([lo, hi], hi < lo when empty or not a
+  /// rowid table, which piece 0 then takes whole).
+  struct span {
+    std::int64_t lo = 0;
+    std::int64_t hi = -1;
+  };
+
+  static std::vector<span> spans_of(output_db& db, merge_input const& in,
+                                    output_tables const& out) {
+    std::vector<span> spans(out.names.size());
+    for (std::size_t j = 0; j < out.names.size(); ++j) {
+      auto const& t = out.names[j];
+      if (!has_table(db.get(), in.path, t, "src")) {
+        continue;
+      }
+      try {
+        spans[j].lo = db.scalar(fmt::format("SELECT coalesce(min(_rowid_), 0) FROM src.\"{}\"", t));
+        spans[j].hi =
+            db.scalar(fmt::format("SELECT coalesce(max(_rowid_), -1) FROM src.\"{}\"", t));
+      } catch (output_error const&) {
+        spans[j] = span{};  // no rowid (WITHOUT ROWID): not cut
+      }
+    }
+    return spans;
+  }
+
+  /// Rows of table j that piece k of input i takes.
+  row_range range_of(std::size_t i, std::size_t j, std::size_t k) const {
+    span const& sp = spans_[i][j];
+    std::size_t const n = pieces_[i];
+    auto const width = static_cast<std::uint64_t>(sp.hi) - static_cast<std::uint64_t>(sp.lo) + 1;
+    if (n == 1 || sp.hi < sp.lo || width < static_cast<std::uint64_t>(piece_rows())) {
+      return k == 0 ? row_range{} : row_range{row_range::kind::none, 0, 0};
+    }
+    auto const at = [&](std::size_t piece) {
+      // width * piece / n without overflow (n is at most 4,096)
+      return sp.lo + static_cast<std::int64_t>(width / n * piece + width % n * piece / n);
+    };
+    return row_range{row_range::kind::span, at(k), k + 1 == n ? sp.hi + 1 : at(k + 1)};
+  }
+
+  // Offsets and pieces from every input's maxima and rowid spans (read in parallel); the
+  // output's strings and, in the strings file, each input's map to them (in input order, as the
+  // one-thread merge adds them); the units in order.
   void prepare() {
     std::vector<id_maxima> maxima(inputs_.size());
+    spans_.resize(inputs_.size());
     for_each_input(inputs_.size(), work_.jobs, [&](std::size_t i) {
       output_db mem{":memory:", true};
       mem.reading(&inputs_[i].path);
       attach(mem, inputs_[i].path, "src");
       maxima[i] = maxima_of(mem, inputs_[i], tables_);
+      spans_[i] = spans_of(mem, inputs_[i], tables_);
     });
     offsets next;
+    std::int64_t const rows = piece_rows();
     for (std::size_t i = 0; i < inputs_.size(); ++i) {
       offsets_.push_back(advance(next, maxima[i], inputs_[i].shift_ns));
+      std::uint64_t widest = 0;
+      for (auto const& sp : spans_[i]) {
+        if (sp.hi >= sp.lo) {
+          widest = std::max(
+              widest, static_cast<std::uint64_t>(sp.hi) - static_cast<std::uint64_t>(sp.lo) + 1);
+        }
+      }
+      std::size_t const wanted =
+          (pieces_per_thread() * work_.jobs + inputs_.size() - 1) / inputs_.size();
+      auto const n = static_cast<std::size_t>(std::clamp<std::uint64_t>(
+          std::min<std::uint64_t>(wanted, widest / static_cast<std::uint64_t>(rows)), 1, 4096));
+      pieces_.push_back(n);
+      for (std::size_t k = 0; k < n; ++k) {
+        units_.push_back(unit{i, k, false, k + 1 == n && !work_.per_input});
+      }
+      if (work_.per_input) {
+        units_.push_back(unit{i, 0, true, true});
+      }
     }
+    std::size_t pieces = 0;
+    for (auto const& w : units_) {
+      ordinal_.push_back(pieces);
+      pieces += w.per_input ? 0 : 1;
+    }
+    slots_ = std::min<std::size_t>(work_.jobs, units_.size());
+    ready_.assign(units_.size(), false);
+    errors_.assign(units_.size(), nullptr);
+
     out_.exec("CREATE UNIQUE INDEX main.nvtxpp_merge_value ON StringIds(value)");
     ::unlink(strings_path().c_str());
     {
@@ -523,32 +643,74 @@ class staged_merge {
     out_.exec("DETACH DATABASE maps");
   }
 
+  // The writer: piece units appended in order; an input's per_input unit is not waited for
+  // there (a worker may still be reading the input for it) but before that input's in_order,
+  // which runs in input order.
   void pipeline() {
     std::vector<std::thread> workers;
     try {
       for (std::size_t s = 0; s < slots_; ++s) {
-        workers.emplace_back([this] { stage_inputs(); });
+        workers.emplace_back([this] { work(); });
       }
-      for (std::size_t i = 0; i < inputs_.size(); ++i) {
+      for (std::size_t u = 0; u < units_.size(); ++u) {
+        if (units_[u].per_input) {
+          deferred_.push_back(u);
+          drain(0);
+          continue;
+        }
+        bool ok = false;
         std::exception_ptr error;
         {
           std::unique_lock<std::mutex> lock{mu_};
-          cv_.wait(lock, [&] { return ready_[i]; });
-          error = errors_[i];
+          cv_.wait(lock, [&] { return ready_[u] || (stopped_ && u >= next_); });
+          ok = ready_[u];
+          error = errors_[u];
         }
-        if (error) {
-          std::rethrow_exception(error);
+        if (!ok || error) {
+          drain(u);  // an earlier input's per_input error comes first, as in a loop
+          if (error) {
+            std::rethrow_exception(error);
+          }
+          drain(units_.size());  // a unit after this one failed: it will not be read
+          throw output_error(path_ + ": merge stopped");  // not reached: drain rethrows
         }
-        append(i);
-        if (work_.in_order) {
-          work_.in_order(i);
+        append(u);
+        if (units_[u].last && work_.in_order) {
+          work_.in_order(units_[u].input);
         }
+        drain(0);
       }
+      drain(units_.size());
     } catch (...) {
       stop(workers);
       throw;
     }
     stop(workers);
+  }
+
+  // in_order for the deferred per_input units that have ended, in order; those before unit
+  // `until` are waited for. Rethrows a unit's error.
+  void drain(std::size_t until) {
+    while (!deferred_.empty()) {
+      std::size_t const u = deferred_.front();
+      std::exception_ptr error;
+      {
+        std::unique_lock<std::mutex> lock{mu_};
+        if (u < until) {
+          cv_.wait(lock, [&] { return ready_[u]; });
+        } else if (!ready_[u]) {
+          return;
+        }
+        error = errors_[u];
+      }
+      if (error) {
+        std::rethrow_exception(error);
+      }
+      deferred_.pop_front();
+      if (work_.in_order) {
+        work_.in_order(units_[u].input);
+      }
+    }
   }
 
   void stop(std::vector<std::thread>& workers) {
@@ -562,43 +724,48 @@ class staged_merge {
     }
   }
 
-  // A worker: the next input, once its slot is free (the writer has appended the input that
-  // had it), until none is left.
-  void stage_inputs() {
+  // A worker: the next unit, a piece once its stage slot is free (the writer has appended the
+  // piece that had it), until none is left.
+  void work() {
     for (;;) {
-      std::size_t i = 0;
+      std::size_t u = 0;
       {
         std::unique_lock<std::mutex> lock{mu_};
-        cv_.wait(lock,
-                 [&] { return stopped_ || next_ >= inputs_.size() || next_ < appended_ + slots_; });
-        if (stopped_ || next_ >= inputs_.size()) {
+        cv_.wait(lock, [&] {
+          return stopped_ || next_ >= units_.size() || units_[next_].per_input ||
+                 ordinal_[next_] < appended_ + slots_;
+        });
+        if (stopped_ || next_ >= units_.size()) {
           return;
         }
-        i = next_++;
+        u = next_++;
       }
       std::exception_ptr error;
       try {
-        stage(i);
-        if (work_.per_input) {
-          work_.per_input(i);
+        if (units_[u].per_input) {
+          work_.per_input(units_[u].input);
+        } else {
+          stage(u);
         }
       } catch (...) {
         error = std::current_exception();
       }
       {
         std::lock_guard<std::mutex> lock{mu_};
-        errors_[i] = error;
-        ready_[i] = true;
-        stopped_ = stopped_ || error != nullptr;  // inputs before it still finish
+        errors_[u] = error;
+        ready_[u] = true;
+        stopped_ = stopped_ || error != nullptr;  // units before it still finish
       }
       cv_.notify_all();
     }
   }
 
-  // Input i's rows as the one-thread merge would write them, into its slot's stage file.
-  void stage(std::size_t i) {
+  // Unit u's piece of its input's rows as the one-thread merge would write them, into its
+  // slot's stage file.
+  void stage(std::size_t u) {
+    std::size_t const i = units_[u].input;
     merge_input const& in = inputs_[i];
-    std::string const file = merge_stage_path(path_, i % slots_);
+    std::string const file = merge_stage_path(path_, ordinal_[u] % slots_);
     ::unlink(file.c_str());
     output_db st{file, true};
     pid_map map;
@@ -608,37 +775,45 @@ class staged_merge {
     attach(st, strings_path(), "maps");
     st.reading(&in.path);
     attach(st, in.path, "src");
+    std::vector<row_range> ranges(tables_.names.size());
+    for (std::size_t j = 0; j < ranges.size(); ++j) {
+      ranges[j] = range_of(i, j, units_[u].piece);
+    }
     st.exec("BEGIN");
     st.exec("CREATE TEMP TABLE nvtxpp_smap (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)");
     st.exec(fmt::format(
         "INSERT INTO temp.nvtxpp_smap SELECT old, new FROM maps.smap WHERE input = {}", i));
-    copy_rows(st, in, offsets_[i], tables_);
+    copy_rows(st, in, offsets_[i], tables_, &ranges);
     st.exec("COMMIT");
   }
 
-  // The writer: input i's stage onto the end of the output, and its processes.
-  void append(std::size_t i) {
-    std::string const file = merge_stage_path(path_, i % slots_);
+  // The writer: piece unit u's stage onto the end of the output, and after an input's last
+  // piece its processes.
+  void append(std::size_t u) {
+    unit const& w = units_[u];
+    std::string const file = merge_stage_path(path_, ordinal_[u] % slots_);
     attach(out_, file, "src");
     out_.exec("BEGIN");
     for (auto const& t : tables_.names) {
       out_.exec(fmt::format("INSERT INTO main.\"{0}\" SELECT * FROM src.\"{0}\"", t));
     }
-    add_processes(out_, inputs_[i]);
+    if (w.piece + 1 == pieces_[w.input]) {
+      add_processes(out_, inputs_[w.input]);
+    }
     out_.exec("COMMIT");
     out_.exec("DETACH DATABASE src");
     ::unlink(file.c_str());
     {
       std::lock_guard<std::mutex> lock{mu_};
-      appended_ = i + 1;
+      appended_ = ordinal_[u] + 1;
     }
     cv_.notify_all();
   }
 
-  std::string strings_path() const { return merge_stage_path(path_, slots_); }
+  std::string strings_path() const { return merge_stage_path(path_, work_.jobs); }
 
   void remove_stages() const {
-    for (std::size_t s = 0; s <= slots_; ++s) {
+    for (std::size_t s = 0; s <= work_.jobs; ++s) {
       ::unlink(merge_stage_path(path_, s).c_str());
     }
   }
@@ -646,14 +821,19 @@ class staged_merge {
   std::string const& path_;
   std::vector<merge_input> const& inputs_;
   merge_work const& work_;
-  std::size_t const slots_;
   output_db out_{path_};
   output_tables tables_{out_, path_};
   std::vector<offsets> offsets_;
+  std::vector<std::vector<span>> spans_;  // [input][output table]
+  std::vector<std::size_t> pieces_;       // [input]
+  std::vector<unit> units_;
+  std::size_t slots_ = 1;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::size_t next_ = 0;      // the next input a worker takes
-  std::size_t appended_ = 0;  // inputs the writer has appended
+  std::vector<std::size_t> ordinal_;  // [unit]: piece units before it
+  std::deque<std::size_t> deferred_;  // per_input units the writer has passed, in order
+  std::size_t next_ = 0;              // the next unit a worker takes
+  std::size_t appended_ = 0;          // piece units the writer has appended
   bool stopped_ = false;
   std::vector<bool> ready_;
   std::vector<std::exception_ptr> errors_;
@@ -663,7 +843,7 @@ class staged_merge {
 
 void write_merged_sqlite(std::string const& path, std::vector<merge_input> const& inputs,
                          std::int64_t anchor_utc_ns, merge_work const& work) {
-  create_output(path, inputs, anchor_utc_ns);
+  create_output(path, inputs, anchor_utc_ns, work.final_path);
   if (work.jobs > 1 && inputs.size() > 1) {
     staged_merge{path, inputs, work}.run();
     return;

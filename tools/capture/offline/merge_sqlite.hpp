@@ -23,6 +23,9 @@ struct merge_work {
   /// Called once per input, in input order on this thread, after its per_input and after the
   /// input is written. May be empty.
   std::function<void(std::size_t)> in_order;
+  /// The name the output gets once written (it is written under a temporary one): what the
+  /// file records as its path. Empty: the path written.
+  std::string final_path;
 };
 
 /// @brief Writes `inputs` (identities assigned) into a new database at `path` whose session
@@ -37,9 +40,10 @@ struct merge_work {
 /// tables have (an nsys export's extra tables and columns are left out). SQLite does the copying in
 /// bounded memory.
 ///
-/// With `work.jobs` above 1, up to that many threads read and remap the inputs, each into a stage
-/// file beside `path` (merge_stage_path), while this thread appends them to the output in input
-/// order: the same rows, in the same order, with the same ids, as with one thread.
+/// With `work.jobs` above 1, up to that many threads read and remap the inputs, an input cut into
+/// pieces by rowid when it is large (about 8 pieces a thread over the merge), each piece into a
+/// stage file beside `path` (merge_stage_path), while this thread appends them to the output in
+/// input order: the same rows, in the same order, with the same ids, as with one thread.
 /// @throws input_error for an input that cannot be read; output_error when writing fails (the
 /// stage files are removed either way)
 void write_merged_sqlite(std::string const& path, std::vector<merge_input> const& inputs,

@@ -203,7 +203,9 @@ void bind_text_or_null(sqlite3_stmt* s, int i, std::string_view v) {
 sqlite_writer::sqlite_writer(std::string path) : sqlite_writer(std::move(path), options{}) {}
 
 sqlite_writer::sqlite_writer(std::string path, options opts)
-    : path_{std::move(path)}, impl_{std::make_unique<impl>()} {
+    : path_{std::move(path)},
+      final_path_{opts.final_path.empty() ? path_ : opts.final_path},
+      impl_{std::make_unique<impl>()} {
   auto& d = live();
   d.path = path_;
   d.budget = opts.intern_budget_bytes;
@@ -785,7 +787,7 @@ void sqlite_writer::finish() {
   std::pair<char const*, std::string> const meta[] = {
       {"EXPORT_PRODUCT_NAME", "nvtxpp-capture"}, {"EXPORT_SCHEMA_VERSION", "3.20.3"},
       {"EXPORT_SCHEMA_VERSION_MAJOR", "3"},      {"EXPORT_SCHEMA_VERSION_MINOR", "20"},
-      {"EXPORT_SCHEMA_VERSION_MICRO", "3"},      {"EXPORT_PARAM_OUTPUT_PATH", path_},
+      {"EXPORT_SCHEMA_VERSION_MICRO", "3"},      {"EXPORT_PARAM_OUTPUT_PATH", final_path_},
       {"EXPORT_PARAM_TIME_NORMALIZE", "false"},  {"EXPORT_CONFIG_TIME_SHIFT", "0"},
   };
   for (auto const& [name, value] : meta) {

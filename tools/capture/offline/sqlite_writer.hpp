@@ -188,6 +188,9 @@ class sqlite_writer {
     int cache_kib = 16 * 1024;
     /// @brief Test hook: file writes past this many bytes fail as a full disk would.
     std::uint64_t fail_write_after = UINT64_MAX;
+    /// @brief The name the file is recorded under (META_DATA_EXPORT's EXPORT_PARAM_OUTPUT_PATH)
+    /// when it is written under a temporary one and renamed; empty: the path written.
+    std::string final_path;
   };
 
   /// @brief Creates (truncates) `path`, creates the tables and the enum rows, opens the
@@ -274,6 +277,7 @@ class sqlite_writer {
   /// Interned even past the budget: names a column must reference (kernels, API calls).
   std::int64_t intern_required(std::string_view text);
   std::string path_;
+  std::string final_path_;  ///< options::final_path, else path_
   std::int64_t generic_events_ = 0;  // GENERIC_EVENTS ids given
   std::unique_ptr<impl> impl_;
   std::uint64_t rows_ = 0;
