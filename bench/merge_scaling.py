@@ -6,14 +6,18 @@ dropped first where this user may) and the single writer (the merged rows append
 database by SQLite's record copy alone, as merge's writer thread does).
 
 usage: bench/merge_scaling.py [--build DIR] [--sets 16x1000000,64x250000] [--jobs 1,2,4,8,16]
-                              [--pieces 1,4,16] [--work DIR] [--out FILE] [--cold] [--no-build]
+                              [--pieces 1,4,16] [--independent] [--work DIR] [--out FILE]
+                              [--cold] [--no-build]
 
 One line per run: wall time, CPU time, peak RSS, speed-up over the first -j listed (1) and efficiency (speed-up
 over the threads, and over what the floor allows: min(N, T1 / floor)). The summary printed by
 each run is hashed: every -j must print the same one. -j 1 is the one-thread merge (no stage
 files, the code path of earlier releases). --pieces: the same merges at the two largest -j with
 other numbers of pieces a thread (NVTXPP_MERGE_PIECES_PER_THREAD; merge's default is 8), to
-check that choice. Not a test: the figures depend on the machine.
+check that choice. --independent: the machine's own ceiling for this work at each -j: the
+inputs split into N groups merged by N separate one-thread merges at once (no writer shared,
+nothing in common but the machine: its cores, caches, memory and disk), timed until the last
+ends. Not a test: the figures depend on the machine.
 """
 import argparse
 import hashlib
@@ -126,6 +130,26 @@ def merge_run(capture, jobs, paths, out, work, cold, env=None):
     return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss // 1024, digest
 
 
+def independent_run(capture, jobs, paths, work, cold):
+    """Wall seconds for `jobs` one-thread merges of 1/jobs of the inputs each, run at once."""
+    groups = [paths[k::jobs] for k in range(jobs)]
+    if cold:
+        drop_caches()
+    t0 = time.monotonic()
+    procs = [subprocess.Popen([capture, "merge", "-j", "1", "-o",
+                               os.path.join(work, f"ind{k}.sqlite")] + g,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+             for k, g in enumerate(groups) if g]
+    codes = [p.wait() for p in procs]
+    wall = time.monotonic() - t0
+    for k in range(jobs):
+        if os.path.exists(os.path.join(work, f"ind{k}.sqlite")):
+            os.remove(os.path.join(work, f"ind{k}.sqlite"))
+    if any(codes):
+        sys.exit(f"independent merges at {jobs} failed: {codes}")
+    return wall
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build", "dev"))
@@ -133,6 +157,8 @@ def main():
                     help="FILESxRANGES, comma-separated")
     ap.add_argument("--jobs", default="1,2,4,8,16")
     ap.add_argument("--pieces", default="", help="pieces a thread to compare, comma-separated")
+    ap.add_argument("--independent", action="store_true",
+                    help="also time N separate one-thread merges of 1/N of the inputs at once")
     ap.add_argument("--work", default=None, help="where inputs go (default: a new /tmp dir)")
     ap.add_argument("--out", default=None, help="also write the results to this file")
     ap.add_argument("--no-build", action="store_true")
@@ -208,6 +234,14 @@ def main():
                         up = t1 / wall
                         say(f"{pp:13d}  {j:4d}  {wall:7.2f}  {cpu_s:6.1f}  {up:8.2f}  "
                             f"{up / min(j, t1 / floor):8.2f}")
+            if a.independent:
+                say("independent one-thread merges at once (the machine's ceiling):")
+                say("merges  wall(s)  speed-up  per-thread")
+                for j in jobs:
+                    # one merge of everything is the -j 1 run above
+                    wall = t1 if j == 1 else independent_run(capture, j, paths, work, a.cold)
+                    up = t1 / wall
+                    say(f"{j:6d}  {wall:7.2f}  {up:8.2f}  {up / j:10.2f}")
             say(f"summary identical at every -j: {'yes' if len(sums) == 1 else 'NO'}")
             shutil.rmtree(d)
     finally:

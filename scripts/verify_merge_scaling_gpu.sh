@@ -6,7 +6,8 @@
 #
 #   scripts/verify_merge_scaling_gpu.sh [OUT_DIR]    (default: $OUT, else out/merge-scaling)
 #
-# Environment: SETS, JOBS, PIECES (merge_scaling.py's --sets, --jobs, --pieces), BUILD_DIR (default
+# Environment: SETS, JOBS, PIECES (merge_scaling.py's --sets, --jobs, --pieces), INDEPENDENT=1
+# (--independent), BUILD_DIR (default
 # build-merge-scaling), CMAKE_ARGS (more configure arguments).
 # OUT_DIR receives log.txt (everything) and merge-scaling.txt (the results).
 # Exit status: 0 when every step passed (every -j printed the same summary), 1 otherwise.
@@ -26,9 +27,10 @@ check build cmake --build "$build" -j "$(nproc)" --target nvtxpp-capture nvtxpp_
   >"$work/build.log" 2>&1 || { tail -n 40 "$work/build.log"; exit 1; }
 
 step "merge -j scaling"
+lscpu | grep -E "^Thread|^Core|^Socket|^CPU\(s\)|MHz" || true
 check scaling python3 "$root/bench/merge_scaling.py" --build "$build" --no-build --cold \
   --work "$work/scaling" --sets "${SETS:-16x1000000,64x250000}" --jobs "${JOBS:-1,2,4,8,16}" \
-  --pieces "${PIECES:-}" --out "$out/merge-scaling.txt"
+  --pieces "${PIECES:-}" ${INDEPENDENT:+--independent} --out "$out/merge-scaling.txt"
 grep -q "summary identical at every -j: NO" "$out/merge-scaling.txt" 2>/dev/null &&
   failed+=("summaries differ between -j values")
 rm -rf "$work"
