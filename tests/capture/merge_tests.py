@@ -628,6 +628,18 @@ def parallel_inputs(a, tmp):
     nsys = os.path.join(tmp, "report.6.sqlite")
     nsys_like(files[-1], nsys)
     files.append(nsys)
+    # A table without rowids (another writer's choice): merge cannot cut it into pieces by
+    # rowid, and takes it whole.
+    odd = capture(a, os.path.join(tmp, "p7.sqlite"), rank=7, size=8)
+    with sqlite3.connect(odd) as c:
+        check(c.execute("SELECT count(*) FROM ThreadNames").fetchone()[0] > 0,
+              "the capture names its threads")
+        c.executescript(
+            "CREATE TABLE tn (nameId INTEGER NOT NULL, priority INTEGER, globalTid INTEGER NOT "
+            "NULL, PRIMARY KEY (globalTid, nameId)) WITHOUT ROWID; "
+            "INSERT INTO tn SELECT * FROM ThreadNames; DROP TABLE ThreadNames; "
+            "ALTER TABLE tn RENAME TO ThreadNames;")
+    files.append(odd)
     return files
 
 
@@ -637,11 +649,12 @@ def case_merge_parallel(a, tmp):
     and more."""
     files = parallel_inputs(a, tmp)
     results = {}
-    # (jobs, rows a piece of an input takes): the default cuts none of these small inputs; 5 and
-    # 1 cut each into many pieces (stages), which the writer appends in order.
+    # (jobs, fewest rows a piece takes): the default cuts none of these small inputs; with 5 and
+    # 1, and 16 pieces a thread, each is cut into many pieces (stages), appended in order.
     for jobs, piece in ((1, None), (2, None), (4, None), (16, None), (2, 5), (4, 1)):
         out = os.path.join(tmp, f"j{jobs}-{piece}.sqlite")
-        env = {"NVTXPP_MERGE_PIECE_ROWS": str(piece)} if piece else None
+        env = {"NVTXPP_MERGE_PIECE_ROWS": str(piece),
+               "NVTXPP_MERGE_PIECES_PER_THREAD": "16"} if piece else None
         p = merge(a, "-j", jobs, "-o", out, "--csv", *files, env=env)
         if not check(p.returncode == 0, f"merge -j {jobs} exits 0: {p.stderr}"):
             return
@@ -669,6 +682,15 @@ def case_merge_parallel(a, tmp):
         p3 = merge(a, "-j", 3, *args, *files)
         check(p1.returncode == 0 and p1.stdout == p3.stdout and p1.stderr == p3.stderr,
               f"merge {args}: -j 3 prints what -j 1 prints")
+    # One input on 4 threads: its summary on one, its rows cut into pieces on the others.
+    single = {}
+    for jobs in (1, 4):
+        out = os.path.join(tmp, f"single{jobs}.sqlite")
+        p = merge(a, "-j", jobs, "-o", out, "--csv", files[4],
+                  env={"NVTXPP_MERGE_PIECE_ROWS": "3"})
+        check(p.returncode == 0, f"one input, -j {jobs}: {p.stderr}")
+        single[jobs] = (table_rows(out), p.stdout, p.stderr.replace(out, "OUT"))
+    check(single[1] == single[4], "one input: -j 4 as -j 1")
     js = {}
     for jobs in (1, 4):
         out = os.path.join(tmp, "m.json")
@@ -716,7 +738,8 @@ def case_merge_parallel_errors(a, tmp):
             args = ["-o", os.path.join(tmp, target)] if target else ["--summary-only"]
             p1 = merge(a, "-j", 1, *args, *inputs)
             # -j 4 as it is, and with the good inputs cut into pieces of 2 rows
-            for env in (None, {"NVTXPP_MERGE_PIECE_ROWS": "2"}):
+            for env in (None, {"NVTXPP_MERGE_PIECE_ROWS": "2",
+                               "NVTXPP_MERGE_PIECES_PER_THREAD": "16"}):
                 p4 = merge(a, "-j", 4, *args, *inputs, env=env)
                 check(p1.returncode == 2 and p4.returncode == 2, f"bad input {target} {env}: "
                       f"exit 2: {p1.returncode} {p4.returncode} {p4.stderr}")

@@ -477,9 +477,9 @@ namespace {
 /// tables, and the writer appends the stages to the output in input order with `INSERT INTO t
 /// SELECT * FROM stage.t`, which SQLite copies record by record without decoding a row (its
 /// transfer optimisation). One writer is SQLite's rule for a database; its record copy is the
-/// merge's serial part. An input of many rows is cut into pieces by rowid (a stage each), so the
-/// writer starts on the first input's first piece while the workers still read the rest, rather
-/// than after a whole input. The rows, their order and ids are those of the one-thread merge. At
+/// merge's serial part. With fewer inputs than threads an input is cut into pieces by rowid (a
+/// stage each) so that every thread has work; each input's summary (per_input) is a unit of its
+/// own, queued before its rows. The rows, their order and ids are those of the one-thread merge. At
 /// most `jobs` stages exist at once (slot files beside the output, reused), so memory and disk
 /// grow with the threads, not with the inputs.
 class staged_merge {
@@ -506,7 +506,6 @@ class staged_merge {
     std::size_t input = 0;
     std::size_t piece = 0;  ///< of pieces_[input]; ignored for a per_input unit
     bool per_input = false;
-    bool last = false;  ///< the input's last unit: in_order runs after it
   };
 
   /// The fewest rows worth a piece of their own: a table with fewer is not cut.
@@ -518,15 +517,16 @@ class staged_merge {
     return 16'384;
   }
 
-  /// Pieces per thread over the whole merge: enough that the writer's first piece comes early
-  /// and the last ones end together, few enough that each piece's own cost (a stage file, its
-  /// statements: about 17 ms of CPU) stays small. bench/merge_scaling.py measures the choice.
+  /// Pieces per thread over the whole merge. One: an input is cut only when there are fewer
+  /// inputs than threads, so that every thread has work. Measured (docs/merge-scaling.md): 8 a
+  /// thread, which also starts the writer earlier, was 3-5 % slower at 8 and 16 threads on 16
+  /// cores and 17 % slower with 2 inputs on 2 cores (each piece's stage file and statements).
   static std::size_t pieces_per_thread() {
     // Benchmark hook: other values compared.
     if (char const* v = std::getenv("NVTXPP_MERGE_PIECES_PER_THREAD"); v != nullptr && *v != 0) {
       return static_cast<std::size_t>(std::clamp<long long>(std::strtoll(v, nullptr, 10), 1, 64));
     }
-    return 8;
+    return 1;
   }
 
   /// Input i's rowid span in every output table it has ([lo, hi], hi < lo when empty or not a
@@ -548,8 +548,10 @@ class staged_merge {
         spans[j].lo = db.scalar(fmt::format("SELECT coalesce(min(_rowid_), 0) FROM src.\"{}\"", t));
         spans[j].hi =
             db.scalar(fmt::format("SELECT coalesce(max(_rowid_), -1) FROM src.\"{}\"", t));
+      } catch (input_error const&) {
+        spans[j] = span{};  // no rowid (WITHOUT ROWID): not cut; a damaged table fails later
       } catch (output_error const&) {
-        spans[j] = span{};  // no rowid (WITHOUT ROWID): not cut
+        spans[j] = span{};
       }
     }
     return spans;
@@ -594,16 +596,19 @@ class staged_merge {
               widest, static_cast<std::uint64_t>(sp.hi) - static_cast<std::uint64_t>(sp.lo) + 1);
         }
       }
+      // Units of work wanted per input (its summary is one), then its pieces.
       std::size_t const wanted =
           (pieces_per_thread() * work_.jobs + inputs_.size() - 1) / inputs_.size();
+      std::size_t const summary = work_.per_input ? 1 : 0;
+      std::uint64_t const cuts = wanted > summary + 1 ? wanted - summary : 1;
       auto const n = static_cast<std::size_t>(std::clamp<std::uint64_t>(
-          std::min<std::uint64_t>(wanted, widest / static_cast<std::uint64_t>(rows)), 1, 4096));
+          std::min<std::uint64_t>(cuts, widest / static_cast<std::uint64_t>(rows)), 1, 4096));
       pieces_.push_back(n);
-      for (std::size_t k = 0; k < n; ++k) {
-        units_.push_back(unit{i, k, false, k + 1 == n && !work_.per_input});
-      }
       if (work_.per_input) {
-        units_.push_back(unit{i, 0, true, true});
+        units_.push_back(unit{i, 0, true});
+      }
+      for (std::size_t k = 0; k < n; ++k) {
+        units_.push_back(unit{i, k, false});
       }
     }
     std::size_t pieces = 0;
@@ -643,19 +648,20 @@ class staged_merge {
     out_.exec("DETACH DATABASE maps");
   }
 
-  // The writer: piece units appended in order; an input's per_input unit is not waited for
-  // there (a worker may still be reading the input for it) but before that input's in_order,
-  // which runs in input order.
+  // The writer: piece units appended in order. An input's per_input unit (first among its
+  // units, so a worker starts on it early) is not waited for there, only before that input's
+  // in_order, which runs in input order once the input's rows are appended.
   void pipeline() {
     std::vector<std::thread> workers;
     try {
       for (std::size_t s = 0; s < slots_; ++s) {
         workers.emplace_back([this] { work(); });
       }
+      std::size_t inputs_done = 0;  // inputs whose rows are all appended
       for (std::size_t u = 0; u < units_.size(); ++u) {
-        if (units_[u].per_input) {
+        unit const& w = units_[u];
+        if (w.per_input) {
           deferred_.push_back(u);
-          drain(0);
           continue;
         }
         bool ok = false;
@@ -666,21 +672,25 @@ class staged_merge {
           ok = ready_[u];
           error = errors_[u];
         }
-        if (!ok || error) {
-          drain(u);  // an earlier input's per_input error comes first, as in a loop
-          if (error) {
-            std::rethrow_exception(error);
-          }
-          drain(units_.size());  // a unit after this one failed: it will not be read
+        if (error) {
+          drain(w.input, true);  // an earlier input's per_input error comes first, as in a loop
+          std::rethrow_exception(error);
+        }
+        if (!ok) {
+          // Never read: a per_input unit before it failed (every piece before it was appended).
+          drain(inputs_.size(), true);
           throw output_error(path_ + ": merge stopped");  // not reached: drain rethrows
         }
         append(u);
-        if (units_[u].last && work_.in_order) {
-          work_.in_order(units_[u].input);
+        if (w.piece + 1 == pieces_[w.input]) {
+          inputs_done = w.input + 1;
+          if (!work_.per_input && work_.in_order) {
+            work_.in_order(w.input);
+          }
         }
-        drain(0);
+        drain(inputs_done, false);
       }
-      drain(units_.size());
+      drain(inputs_.size(), true);
     } catch (...) {
       stop(workers);
       throw;
@@ -688,15 +698,18 @@ class staged_merge {
     stop(workers);
   }
 
-  // in_order for the deferred per_input units that have ended, in order; those before unit
-  // `until` are waited for. Rethrows a unit's error.
-  void drain(std::size_t until) {
+  // in_order, in input order, for the deferred per_input units of the inputs before `inputs`
+  // (their rows appended) that have ended; with `wait`, waits for them. Rethrows a unit's error.
+  void drain(std::size_t inputs, bool wait) {
     while (!deferred_.empty()) {
       std::size_t const u = deferred_.front();
+      if (units_[u].input >= inputs) {
+        return;
+      }
       std::exception_ptr error;
       {
         std::unique_lock<std::mutex> lock{mu_};
-        if (u < until) {
+        if (wait) {
           cv_.wait(lock, [&] { return ready_[u]; });
         } else if (!ready_[u]) {
           return;
@@ -844,7 +857,7 @@ class staged_merge {
 void write_merged_sqlite(std::string const& path, std::vector<merge_input> const& inputs,
                          std::int64_t anchor_utc_ns, merge_work const& work) {
   create_output(path, inputs, anchor_utc_ns, work.final_path);
-  if (work.jobs > 1 && inputs.size() > 1) {
+  if (work.jobs > 1 && !inputs.empty()) {
     staged_merge{path, inputs, work}.run();
     return;
   }

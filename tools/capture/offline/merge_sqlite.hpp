@@ -40,10 +40,11 @@ struct merge_work {
 /// tables have (an nsys export's extra tables and columns are left out). SQLite does the copying in
 /// bounded memory.
 ///
-/// With `work.jobs` above 1, up to that many threads read and remap the inputs, an input cut into
-/// pieces by rowid when it is large (about 8 pieces a thread over the merge), each piece into a
-/// stage file beside `path` (merge_stage_path), while this thread appends them to the output in
-/// input order: the same rows, in the same order, with the same ids, as with one thread.
+/// With `work.jobs` above 1, up to that many threads read and remap the inputs (an input cut into
+/// pieces by rowid when there are fewer inputs than threads), each input or piece into a stage
+/// file beside `path` (merge_stage_path), while this thread appends them to the output in input
+/// order: the same rows, in the same order, with the same ids, as with one thread. Each input's
+/// per_input call is a unit of work of its own.
 /// @throws input_error for an input that cannot be read; output_error when writing fails (the
 /// stage files are removed either way)
 void write_merged_sqlite(std::string const& path, std::vector<merge_input> const& inputs,
