@@ -255,6 +255,33 @@ int fork_busy_case(int children) {
   return failed == 0 ? 0 : 1;
 }
 
+/// A thread_local made before the thread's first NVTX call records a range from its destructor,
+/// which runs at the thread's end: the range is kept (the capture sees a thread's end after every
+/// thread_local destructor of it).
+struct ranges_at_thread_end {
+  bool armed = false;
+  ranges_at_thread_end() = default;
+  ranges_at_thread_end(ranges_at_thread_end const&) = delete;
+  ranges_at_thread_end& operator=(ranges_at_thread_end const&) = delete;
+  ~ranges_at_thread_end() {
+    if (armed) {
+      nvtxRangePushA("in a thread_local destructor");
+      nvtxRangePop();
+    }
+  }
+};
+thread_local ranges_at_thread_end t_at_end;
+
+int tls_destructor_case() {
+  std::thread worker([] {
+    t_at_end.armed = true;  // constructed before the thread's first NVTX call
+    nvtxRangePushA("worker");
+    nvtxRangePop();
+  });
+  worker.join();
+  return 0;
+}
+
 long rss_kb(char const* key) {
   long value = -1;
   if (FILE* f = std::fopen("/proc/self/status", "r")) {
@@ -661,6 +688,7 @@ int main(int argc, char** argv) {
   if (which == "extensions") return extensions_case();
   if (which == "warnings") return warnings_case();
   if (which == "fork") return fork_case();
+  if (which == "tls_destructor") return tls_destructor_case();
   if (which == "fork_busy") return fork_busy_case(argc > 2 ? std::atoi(argv[2]) : 20);
   if (which == "return") {
     nvtxRangePushA("returning");

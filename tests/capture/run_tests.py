@@ -257,6 +257,21 @@ def case_fork_busy(a, tmp):
     check(len({e["pid"] for e in child}) == children, "each child its own process")
 
 
+def case_tls_destructor(a, tmp):
+    """A range recorded by a thread_local's destructor, at its thread's end, is kept, on that
+    thread's track."""
+    out = os.path.join(tmp, "tls.json")
+    p = run([a.app, "tls_destructor"], a.capture, out=out)
+    check(p.returncode == 0, f"exit 0, got {p.returncode}: {p.stderr}")
+    t = load(out)
+    worker = events(t, "X", "worker")
+    late = events(t, "X", "in a thread_local destructor")
+    check(len(worker) == 1 and len(late) == 1, f"both ranges: {len(worker)}, {len(late)}")
+    if worker and late:
+        check(late[0]["tid"] == worker[0]["tid"], "on the worker's track")
+        check(late[0]["ts"] >= worker[0]["ts"] + worker[0]["dur"], "after the worker's range")
+
+
 def case_unwritable(a, tmp):
     marker = os.path.join(tmp, "ran")
     p = run([a.app, "touch", marker], a.capture, out="/nonexistent-dir/trace.json")
@@ -997,6 +1012,7 @@ CASES = {
     "warnings": case_warnings,
     "fork": case_fork,
     "fork_busy": case_fork_busy,
+    "tls_destructor": case_tls_destructor,
     "unwritable": case_unwritable,
     "gpu_json": case_gpu_json,
     "gpu_summary": case_gpu_summary,
