@@ -520,7 +520,8 @@ class staged_merge {
   /// Pieces per thread over the whole merge. One: an input is cut only when there are fewer
   /// inputs than threads, so that every thread has work. Measured (docs/merge-scaling.md): 8 a
   /// thread, which also starts the writer earlier, was 3-5 % slower at 8 and 16 threads on 16
-  /// cores and 17 % slower with 2 inputs on 2 cores (each piece's stage file and statements).
+  /// cores and 1-2 % slower on 2 (each piece's stage file and statements cost more than the
+  /// earlier start gains).
   static std::size_t pieces_per_thread() {
     // Benchmark hook: other values compared.
     if (char const* v = std::getenv("NVTXPP_MERGE_PIECES_PER_THREAD"); v != nullptr && *v != 0) {
