@@ -196,20 +196,30 @@ int warnings_case() {
   return 0;
 }
 
-int fork_case() {
-  nvtxRangePushA("parent before fork");
-  nvtxRangePop();
+/// Forks a child that records the range "in child" and exits; its exit status, 1 when a signal
+/// ended it. `forked` (if given) is set to false in the parent once the child exists.
+int child_range(std::atomic<bool>* forked = nullptr) {
   pid_t const child = ::fork();
   if (child == 0) {
     nvtxRangePushA("in child");
     nvtxRangePop();
     std::exit(0);
   }
+  if (forked != nullptr) {
+    forked->store(false, std::memory_order_release);
+  }
   int status = 0;
   ::waitpid(child, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+int fork_case() {
+  nvtxRangePushA("parent before fork");
+  nvtxRangePop();
+  int const status = child_range();
   nvtxRangePushA("parent after fork");
   nvtxRangePop();
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  return status;
 }
 
 /// Forks `children` times while another thread fills blocks as fast as it can, so the writer
@@ -238,16 +248,7 @@ int fork_busy_case(int children) {
     while (ranges.load(std::memory_order_relaxed) < before + 3'000) {  // a few blocks filled
       std::this_thread::yield();
     }
-    pid_t const child = ::fork();
-    go.store(false, std::memory_order_release);
-    if (child == 0) {
-      nvtxRangePushA("in child");
-      nvtxRangePop();
-      std::exit(0);
-    }
-    int status = 0;
-    ::waitpid(child, &status, 0);
-    failed += WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+    failed += child_range(&go) == 0 ? 0 : 1;  // the busy thread pauses once the child exists
   }
   stop.store(true);
   busy.join();
