@@ -673,7 +673,8 @@ def case_merge_parallel(a, tmp):
     check(len(csv_tables(one[1])) == 2, "the summary has the range and GPU projection tables")
     for (jobs, piece), (rows, out, err) in results.items():
         for t in sorted(set(one[0]) | set(rows)):
-            check(rows.get(t) == one[0].get(t), f"-j {jobs} pieces {piece}: table {t} as with -j 1")
+            check(rows.get(t) == one[0].get(t),
+                  f"-j {jobs} pieces {piece}: table {t} as with -j 1")
         check(out == one[1], f"-j {jobs} pieces {piece}: the summary byte for byte as with -j 1")
         check(err == one[2],
               f"-j {jobs} pieces {piece}: stderr as with -j 1:\n{err}\n---\n{one[2]}")
