@@ -99,7 +99,8 @@ __attribute__((noinline, cold)) thread_state* register_thread() noexcept {
   if (t == nullptr) {
     return nullptr;
   }
-  t->cur = new (std::nothrow) chunk;
+  t->cur = published_hooks().new_chunk != nullptr ? published_hooks().new_chunk()
+                                                  : new (std::nothrow) chunk;
   if (t->cur == nullptr) {
     delete t;
     return nullptr;

@@ -34,7 +34,6 @@ struct chunk {
   // Capture front end: its list of every block it holds (see block_writer.cpp).
   chunk* listed_prev = nullptr;
   chunk* listed_next = nullptr;
-  bool listed = false;
   unsigned char data[chunk_capacity];
 };
 static_assert(sizeof(chunk) <= 64 * 1024);
@@ -87,6 +86,8 @@ struct thread_state {
 struct hooks {
   /// Must leave `t.cur` with room (t.used reset, or a new block) and publish `t.current`.
   void (*chunk_full)(thread_state& t) noexcept = nullptr;
+  /// The block a thread starts with, or nullptr (unset: the core allocates it with new).
+  chunk* (*new_chunk)() noexcept = nullptr;
   /// The owner thread is exiting; no event follows from it.
   void (*thread_exit)(thread_state& t) noexcept = nullptr;
   void (*string_defined)(std::uint32_t id, std::string const& text) noexcept = nullptr;

@@ -167,15 +167,12 @@ void prefault(rec::chunk& c) noexcept {
 /// the child's fork handler allocates.
 std::mutex g_alloc_mutex;
 
-/// Held by the writer thread while blocks are in its hands only, and across fork() (lock order:
-/// this one, then g_alloc_mutex). See hands_mutex() in the header.
-std::mutex g_hands_mutex;
-
-/// Every block this library holds, whoever has it in hand (under g_alloc_mutex). Blocks move
-/// between threads through locals (a thread taking a spare, the writer giving one back): in a
-/// process forked at such a moment the thread that held one is gone, and without this list
-/// nothing in the child would point to the block, which a leak checker there reports (the child
-/// then fails its exit). A thread's first block (the core's) joins at its first return.
+/// Every block this library holds, whoever has it in hand (under g_alloc_mutex; a thread's first
+/// block too: the core takes it from new_block through its new_chunk hook). Blocks move between
+/// threads through locals (a thread taking a spare, the writer writing a batch or giving one
+/// back): in a process forked at such a moment the thread that held one is gone, and without this
+/// list nothing in the child would point to the block, which a leak checker there reports (the
+/// child then fails its exit).
 rec::chunk* g_listed = nullptr;
 
 void list_locked(rec::chunk* c) noexcept {
@@ -185,18 +182,13 @@ void list_locked(rec::chunk* c) noexcept {
     g_listed->listed_prev = c;
   }
   g_listed = c;
-  c->listed = true;
 }
 
 void unlist_locked(rec::chunk* c) noexcept {
-  if (!c->listed) {
-    return;
-  }
   (c->listed_prev != nullptr ? c->listed_prev->listed_next : g_listed) = c->listed_next;
   if (c->listed_next != nullptr) {
     c->listed_next->listed_prev = c->listed_prev;
   }
-  c->listed = false;
 }
 
 /// A new block with its pages touched, or nullptr.
@@ -263,10 +255,6 @@ rec::chunk* take_ready(rec::thread_state& t) noexcept {
 /// that ran out of spare blocks gets one more, within the bounds (the writer allocates it here,
 /// so the recording path never does).
 void give_back(rec::chunk* c) noexcept {
-  if (!c->listed) {  // a thread's first block, allocated by the core
-    std::lock_guard<std::mutex> lock{g_alloc_mutex};
-    list_locked(c);
-  }
   rec::thread_state& t = *c->owner;
   push_returned(t, c);
   if (t.wants_block.exchange(false, std::memory_order_acq_rel) &&
@@ -358,10 +346,7 @@ void* writer_main(void*) noexcept {
   int quiet_naps = max_quiet_naps;
   std::int64_t last_flight_flush = rec::monotonic_ns();
   for (;;) {
-    {
-      std::lock_guard<std::mutex> hands{g_hands_mutex};
-      fill_ready();
-    }
+    fill_ready();
     if (flight::active() && !g_writer_stop.load(std::memory_order_seq_cst)) {
       bool gpu = false;
       std::uint64_t const request = flight::pending_request(&gpu);
@@ -374,7 +359,6 @@ void* writer_main(void*) noexcept {
         }
         g_writer_busy.store(true, std::memory_order_seq_cst);
         if (!g_writer_stop.load(std::memory_order_seq_cst)) {
-          std::lock_guard<std::mutex> hands{g_hands_mutex};
           flush_partial_blocks();
         }
         g_writer_busy.store(false, std::memory_order_seq_cst);
@@ -392,14 +376,9 @@ void* writer_main(void*) noexcept {
       ::nanosleep(&idle, nullptr);
       continue;
     }
-    bool wrote = false;
-    {
-      std::lock_guard<std::mutex> hands{g_hands_mutex};
-      rec::chunk* batch = take_queue();
-      wrote = batch != nullptr;
+    rec::chunk* batch = take_queue();
+    if (batch != nullptr) {
       write_blocks(batch, false);
-    }
-    if (wrote) {
       g_writer_busy.store(false, std::memory_order_seq_cst);
       quiet_naps = 0;
       continue;
@@ -558,6 +537,8 @@ void on_thread_exit(rec::thread_state& t) noexcept {
   unlock_thread(t);
 }
 
+rec::chunk* new_first_block() noexcept { return new_block(); }
+
 bool ensure_running() noexcept { return ensure_writer(); }
 
 /// Threads may go on recording while the process ends (exit() with busy threads). Every event
@@ -629,14 +610,10 @@ void wait_until_started() noexcept {
 }
 
 std::mutex& alloc_mutex() noexcept { return g_alloc_mutex; }
-std::mutex& hands_mutex() noexcept { return g_hands_mutex; }
 
 void after_fork_in_child() noexcept {
-  // The parent's queued blocks: its writer writes them. Kept reachable on purpose (a leak checker
-  // in the child would report them otherwise), never written nor freed here.
-  static rec::chunk* parents_queue = nullptr;
-  parents_queue = g_queue.exchange(nullptr, std::memory_order_relaxed);
-  (void)parents_queue;
+  // The parent's queued blocks: its writer writes them (the block list keeps them reachable).
+  g_queue.store(nullptr, std::memory_order_relaxed);
   g_writer_busy.store(false, std::memory_order_relaxed);
   g_writer_sleeping.store(false, std::memory_order_relaxed);
   g_writer_napping.store(false, std::memory_order_relaxed);

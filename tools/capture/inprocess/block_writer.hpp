@@ -18,6 +18,9 @@ void on_chunk_full(recording::thread_state& t) noexcept;
 /// @brief The core's thread_exit hook: writes the rest of the thread's block, frees its blocks.
 void on_thread_exit(recording::thread_state& t) noexcept;
 
+/// @brief The core's new_chunk hook: a thread's first block, on this library's list of blocks.
+[[nodiscard]] recording::chunk* new_first_block() noexcept;
+
 /// @brief Starts this process's writer thread once.
 /// @return false when it is not running (yet)
 bool ensure_running() noexcept;
@@ -32,11 +35,6 @@ void wait_until_started() noexcept;
 
 /// @brief Held while a block is allocated or freed outside the recording path, and across fork().
 [[nodiscard]] std::mutex& alloc_mutex() noexcept;
-
-/// @brief Held by the writer thread while it holds blocks that only its own stack points to (a
-/// batch it writes, a block it just allocated), and across fork(): a forked child then never
-/// loses track of a block, which a leak checker in the child would report.
-[[nodiscard]] std::mutex& hands_mutex() noexcept;
 
 /// @brief In a forked child: the queue and the writer thread are the parent's; forget them.
 void after_fork_in_child() noexcept;

@@ -271,21 +271,16 @@ void before_fork() noexcept {
   // thread up with it): let the writer reach its loop, where it allocates only under the lock.
   // At most 1 s (a thread that cannot start, say while fork runs under the loader's lock, must
   // not hang the program).
-  // The writer's hands too: a block that only the writer thread's stack points to would be lost
-  // in the child, which has no writer thread (a leak checker there reports it).
   writer::wait_until_started();
   rec::names_mutex().lock();
-  writer::hands_mutex().lock();
   writer::alloc_mutex().lock();
 }
 void after_fork_in_parent() noexcept {
   writer::alloc_mutex().unlock();
-  writer::hands_mutex().unlock();
   rec::names_mutex().unlock();
 }
 void after_fork_in_child() noexcept {
   writer::alloc_mutex().unlock();
-  writer::hands_mutex().unlock();
   rec::names_mutex().unlock();
   // The child starts its own file; the parent's unflushed blocks are the parent's to write.
   rec::forget_threads_after_fork();
@@ -302,6 +297,7 @@ bool setup_once() noexcept {
   rec::hooks h;
   h.chunk_full = &writer::on_chunk_full;
   h.thread_exit = &writer::on_thread_exit;
+  h.new_chunk = &writer::new_first_block;
   h.string_defined = &on_string;
   h.domain_defined = &on_domain;
   h.category_named = &on_category;

@@ -277,7 +277,7 @@ class sqlite_writer {
   /// Interned even past the budget: names a column must reference (kernels, API calls).
   std::int64_t intern_required(std::string_view text);
   std::string path_;
-  std::string final_path_;  ///< options::final_path, else path_
+  std::string final_path_;           ///< options::final_path, else path_
   std::int64_t generic_events_ = 0;  // GENERIC_EVENTS ids given
   std::unique_ptr<impl> impl_;
   std::uint64_t rows_ = 0;
