@@ -4,10 +4,10 @@
 // injected into one range exactly.
 //
 //   diff_app [--iters N] [--scale F] [--phases K] [--slow RANGE=PCT]... [--add RANGE]
-//            [--skip RANGE]
+//            [--skip RANGE] [--calls RANGE=N]
 //
 // --slow makes RANGE PCT percent longer; --add runs one more range of 150 us per step; --skip
-// leaves RANGE out; --scale multiplies every length; --phases adds K ranges per step, "phase A"
+// leaves RANGE out; --calls runs RANGE N times a step (default once); --scale multiplies every length; --phases adds K ranges per step, "phase A"
 // (20 us), "phase B" (35 us), ... (K <= 26; for the bench, more items per run); --work fixed
 // makes each range a fixed amount of arithmetic (about the same length on an idle core) instead
 // of a wait for the clock, so its length varies as real code's does: with the load, the cache,
@@ -55,6 +55,7 @@ struct options {
   bool fixed_work = false;
   double scale = 1.0;
   std::map<std::string, double> slow;  // range -> factor
+  std::map<std::string, int> calls;    // range -> times a step
   std::vector<std::string> added;
   std::vector<std::string> skipped;
 };
@@ -74,13 +75,16 @@ void work(options const& o, std::string const& name, double us) {
   }
   auto const it = o.slow.find(name);
   double const factor = it == o.slow.end() ? 1.0 : it->second;
-  nvtxRangePushA(name.c_str());
-  if (o.fixed_work) {
-    arithmetic(static_cast<long>(us * o.scale * factor * iterations_per_us));
-  } else {
-    spin_ns(static_cast<long>(us * 1000.0 * o.scale * factor));
+  auto const times = o.calls.find(name);
+  for (int k = 0; k < (times == o.calls.end() ? 1 : times->second); ++k) {
+    nvtxRangePushA(name.c_str());
+    if (o.fixed_work) {
+      arithmetic(static_cast<long>(us * o.scale * factor * iterations_per_us));
+    } else {
+      spin_ns(static_cast<long>(us * 1000.0 * o.scale * factor));
+    }
+    nvtxRangePop();
   }
-  nvtxRangePop();
 }
 
 [[noreturn]] void bad(char const* what) {
@@ -116,6 +120,12 @@ options parse(int argc, char** argv) {
         bad("--slow takes RANGE=PCT");
       }
       o.slow[v.substr(0, eq)] = 1.0 + std::atof(v.c_str() + eq + 1) / 100.0;
+    } else if (a == "--calls") {
+      auto const eq = v.find('=');
+      if (eq == std::string::npos || std::atoi(v.c_str() + eq + 1) < 1) {
+        bad("--calls takes RANGE=N, N >= 1");
+      }
+      o.calls[v.substr(0, eq)] = std::atoi(v.c_str() + eq + 1);
     } else if (a == "--add") {
       o.added.push_back(v);
     } else if (a == "--skip") {

@@ -6,6 +6,7 @@
 #include "catch.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -114,4 +115,54 @@ TEST_CASE("ratio interval: long samples are thinned, zeros count as 1 ns") {
   CHECK(z.change == 0.0);
   CHECK(z.ci.lo == 0.0);
   CHECK(z.ci.hi == 0.0);
+}
+
+TEST_CASE("Student's t: p-values and quantiles against tabled values") {
+  // Two-sided: t = 2.0 at 5 df is 0.1019 (tables); 1 df is Cauchy: P(|T| >= 1) = 1/2; 2 df has
+  // the closed form 1 - t / sqrt(2 + t^2).
+  CHECK(st::student_two_sided_p(2.0, 5) == Approx(0.10193947).epsilon(1e-7));
+  CHECK(st::student_two_sided_p(1.0, 1) == Approx(0.5).epsilon(1e-12));
+  CHECK(st::student_two_sided_p(0.5, 2) == Approx(1 - 0.5 / std::sqrt(2.25)).epsilon(1e-12));
+  CHECK(st::student_two_sided_p(-0.5, 2) == st::student_two_sided_p(0.5, 2));
+  CHECK(st::student_two_sided_p(0.0, 7) == Approx(1.0));
+  // Critical values of the tables: 2.776 (4 df, 95%), 3.355 (8 df, 99%), 1.960 (normal).
+  CHECK(st::student_two_sided_t(0.05, 4) == Approx(2.7764451).epsilon(1e-7));
+  CHECK(st::student_two_sided_t(0.01, 8) == Approx(3.3553873).epsilon(1e-7));
+  CHECK(st::student_two_sided_t(0.05, 1e9) == Approx(1.9599640).epsilon(1e-7));
+}
+
+TEST_CASE("two-sample t over runs: the estimate inside its interval, constant sides exact") {
+  // a = {1, 2, 3}, b = {4, 5, 6}: diff 3, pooled variance 1, se sqrt(2/3), 4 df.
+  auto const r = st::two_sample_t({1, 2, 3}, {4, 5, 6}, 0.95);
+  CHECK(r.diff == Approx(3.0));
+  CHECK(r.se == Approx(std::sqrt(2.0 / 3)));
+  CHECK(r.df == 4.0);
+  CHECK(r.p == Approx(st::student_two_sided_p(3.0 / std::sqrt(2.0 / 3), 4)));
+  CHECK(r.ci.lo == Approx(3.0 - 2.7764451 * std::sqrt(2.0 / 3)).epsilon(1e-6));
+  CHECK(r.ci.lo < r.diff);
+  CHECK(r.diff < r.ci.hi);
+  // Constant on both sides: no spread at all, the difference is certain (or nothing).
+  auto const c = st::two_sample_t({5, 5, 5}, {6, 6, 6}, 0.99);
+  CHECK(c.se == 0.0);
+  CHECK(c.p == 0.0);
+  CHECK(st::two_sample_t({5, 5, 5}, {5, 5, 5}, 0.99).p == 1.0);
+  // Fewer than two values on a side: no test.
+  CHECK(st::two_sample_t({5}, {6, 7}, 0.99).df == 0.0);
+}
+
+TEST_CASE("Benjamini-Hochberg: adjusted p-values, worked by hand") {
+  // Sorted p: .005 .01 .03 .04 .5 (m = 5): p m / rank = .025 .025 .05 .05 .5, then the running
+  // minimum from the top; returned in the input's order.
+  auto const q = st::benjamini_hochberg({0.01, 0.04, 0.03, 0.005, 0.5});
+  REQUIRE(q.size() == 5);
+  CHECK(q[0] == Approx(0.025));
+  CHECK(q[1] == Approx(0.05));
+  CHECK(q[2] == Approx(0.05));
+  CHECK(q[3] == Approx(0.025));
+  CHECK(q[4] == Approx(0.5));
+  // The running minimum: a larger p never gets a smaller q.
+  auto const r = st::benjamini_hochberg({0.04, 0.041});
+  CHECK(r[0] == Approx(0.041));
+  CHECK(r[1] == Approx(0.041));
+  CHECK(st::benjamini_hochberg({}).empty());
 }

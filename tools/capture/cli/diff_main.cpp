@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -31,38 +32,49 @@ namespace {
 constexpr char usage[] =
     "usage: nvtxpp-capture diff [options] BASE... --vs NEW...\n"
     "\n"
-    "Compares two sets of traces (each one or more files, pooled: repeated runs, or the ranks of\n"
-    "one job): NVTX ranges by domain, name and style, each range's GPU projection, kernels by\n"
-    "name, memory operations by kind. Per item: instances, median and total per trace on each\n"
-    "side, the change of the median with its interval, the rank test's p-value, and a verdict:\n"
-    "slower, faster, same, new or gone. slower/faster only when the change is significant (two-\n"
-    "sided Mann-Whitney U test at --alpha) and larger than --threshold and --floor; an item with\n"
-    "fewer than --min-instances on a side is `same`, with a note. Inputs: nvtxpp-capture's JSON\n"
-    "or SQLite (captures, dumps, merged files), or `nsys export --type sqlite` files.\n"
+    "Compares two sets of traces, each file one run (or one rank of a job): NVTX ranges by\n"
+    "domain, name and style, each range's GPU projection, kernels by name, memory operations by\n"
+    "kind. The run is the unit of noise: per item, its median instance, its calls per run and\n"
+    "its time per run are one value per run, compared between the sides by a t test over runs\n"
+    "(variance moderated across items of the same kind), the false discovery rate over all\n"
+    "tests held at --alpha. Verdicts: slower/faster (the median instance), more/fewer (calls\n"
+    "per run), same (tested, inside the noise), untested (no test possible: one run on a side,\n"
+    "too few instances; a note says why), new, gone. A change counts only when larger than\n"
+    "--threshold (and --floor). With one run on a side there is no measure of run-to-run\n"
+    "noise: no slower/faster/more/fewer. Numbered ranges whose members are too few to test one\n"
+    "by one ('Train step 0' ... 'Train step 60') are one row ('Train step *'). Inputs:\n"
+    "nvtxpp-capture's JSON or SQLite (captures, dumps, merged files), or `nsys export --type\n"
+    "sqlite` files.\n"
     "\n"
     "options:\n"
     "      --vs            separates the base traces from the new ones\n"
-    "      --threshold=PCT smallest change of a median that counts (default 10%)\n"
-    "      --floor=TIME    smallest absolute change of a median that counts (default 100ns;\n"
+    "      --threshold=PCT smallest change that counts (default 10%)\n"
+    "      --floor=TIME    smallest absolute change of a duration that counts (default 100ns;\n"
     "                      units ns, us, ms, s)\n"
-    "      --alpha=P       significance level of the U test (default 0.01)\n"
-    "      --min-instances=N  fewer instances on a side: no test (default 5)\n"
-    "      --relative      judge each item against the run-wide shift (the median change of\n"
-    "                      all items: a busier machine during one side's runs), not against 0\n"
+    "      --alpha=P       false discovery rate over all tests, and 1 - the intervals' level\n"
+    "                      (default 0.01)\n"
+    "      --min-instances=N  fewer instances on a side (all runs): the median instance is\n"
+    "                      not tested, and numbered families below N a run are folded\n"
+    "                      (default 5)\n"
+    "      --relative      judge each item against its run-wide shift (host ranges and GPU\n"
+    "                      items apart, run by run: a busier machine during some runs), not\n"
+    "                      against 0\n"
     "      --group PATTERN range names matching the shell-style PATTERN ('Train step *') are\n"
     "                      one item; repeatable, the first match wins\n"
     "      --group-digits  every run of digits in a range name is folded ('Layer 3' is\n"
     "                      'Layer *'; a number inside a word, as in H2D, is kept)\n"
+    "      --keep-numbers  never fold numbered ranges on their own (each name a row)\n"
     "      --csv           print CSV (one row per item) instead of the table\n"
     "      --svg FILE      also draw the largest changes as paired bars, into FILE\n"
-    "      --fail-above=PCT  exit 1 when an item is `slower` by more than PCT (a CI gate)\n"
+    "      --fail-above=PCT  exit 1 when an item's median instance is slower, or its time per\n"
+    "                      run significantly longer, by more than PCT (a CI gate)\n"
     "      --gate PATTERN  only items whose name matches PATTERN count for --fail-above\n"
     "                      (shell-style, on the range name without its domain, or the kernel\n"
     "                      or memory operation's name; repeatable)\n"
     "  -h, --help          this text\n"
     "\n"
     "exit status: 0 done (also when the two sides have nothing in common); 1 --fail-above: an\n"
-    "item is slower by more than PCT; 2 bad usage or an input that cannot be read (missing,\n"
+    "item grew by more than PCT; 2 bad usage or an input that cannot be read (missing,\n"
     "truncated, foreign: named on stderr; nothing written); 3 the --svg file could not be\n"
     "written (nothing left behind).\n";
 
@@ -184,8 +196,12 @@ std::optional<int> parse(int argc, char** argv, diff_args& d) {
       d.groups.push_back(p);
     } else if (a == "--group-digits") {
       d.group_digits = true;
+    } else if (a == "--keep-numbers") {
+      d.opt.keep_numbers = true;
     } else if (a == "--relative") {
       d.opt.relative = true;
+    } else if (a == "--absolute") {
+      d.opt.absolute = true;
     } else if (a == "--csv") {
       d.csv = true;
     } else if (is("--svg")) {
@@ -215,6 +231,9 @@ std::optional<int> parse(int argc, char** argv, diff_args& d) {
   if (d.now.empty()) {
     throw usage_error("no new trace after --vs");
   }
+  if (d.opt.relative && d.opt.absolute) {
+    throw usage_error("--relative and --absolute exclude each other (see --help)");
+  }
   if (!d.gates.empty() && !d.fail_above) {
     throw usage_error("--gate selects the items --fail-above checks: give --fail-above too");
   }
@@ -223,10 +242,10 @@ std::optional<int> parse(int argc, char** argv, diff_args& d) {
 
 /// Reads one side's traces into its summary. @throws trace_input_error
 void read_side(diff_side& side, std::vector<std::string> const& files, diff_args const& d) {
-  side.summary.set_grouping(name_grouping{d.groups, d.group_digits});
   for (auto const& f : files) {
-    (void)read_trace_file(f, {&side.summary});
-    ++side.traces;
+    side.runs.push_back(std::make_unique<summary_sink>());
+    side.runs.back()->set_grouping(name_grouping{d.groups, d.group_digits});
+    (void)read_trace_file(f, {side.runs.back().get()});
   }
 }
 
@@ -265,20 +284,21 @@ void write_whole(std::string const& path, std::string const& text) {
 int gate(std::vector<diff_row> const& rows, diff_args const& d) {
   auto const failed = gate_failures(rows, *d.fail_above, d.gates);
   if (failed.empty()) {
-    std::fprintf(stderr, "nvtxpp-capture diff: gate passed: no item slower by more than %g%%\n",
+    std::fprintf(stderr, "nvtxpp-capture diff: gate passed: no item grew by more than %g%%\n",
                  100 * *d.fail_above);
     return 0;
   }
   std::string list;
   for (std::size_t i = 0; i < failed.size() && i < 5; ++i) {
     list += fmt::format("{}{} {} ({:+.1f}%)", i != 0 ? ", " : "", to_string(failed[i]->kind),
-                        display_name(failed[i]->name, 60), 100 * failed[i]->change);
+                        display_name(failed[i]->name, 60),
+                        100 * gate_change(*failed[i]));
   }
   if (failed.size() > 5) {
     list += fmt::format(" and {} more", failed.size() - 5);
   }
   std::fprintf(stderr,
-               "nvtxpp-capture diff: gate failed: %zu item(s) slower by more than %g%%: %s\n",
+               "nvtxpp-capture diff: gate failed: %zu item(s) grew by more than %g%%: %s\n",
                failed.size(), 100 * *d.fail_above, list.c_str());
   return 1;
 }
@@ -311,8 +331,11 @@ int diff_main(int argc, char** argv) {
   }
   if (d.csv) {
     print_diff_csv(stdout, rows);
-    if (auto const note = shift_note(result, d.opt); !note.empty()) {
-      std::fprintf(stderr, "nvtxpp-capture diff: %s\n", note.c_str());
+    for (auto const& line : {test_line(result, d.opt), folded_line(result),
+                             shift_note(result, d.opt)}) {
+      if (!line.empty()) {
+        std::fprintf(stderr, "nvtxpp-capture diff: %s\n", line.c_str());
+      }
     }
   } else {
     print_diff_table(stdout, result, d.opt, 60);

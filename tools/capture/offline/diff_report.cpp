@@ -35,79 +35,161 @@ std::string pct(double x) {
 
 bool both(diff_row const& r) { return r.base_n != 0 && r.new_n != 0; }
 
-std::string p_text(diff_row const& r) {
-  if (!r.tested) {
+std::string p_text(diff_measure const& m) {
+  if (!m.tested) {
     return "-";
   }
-  return r.p < 1e-4 ? std::string{"<1e-4"} : fmt::format("{:.4f}", r.p);
+  return m.p < 1e-4 ? std::string{"<1e-4"} : fmt::format("{:.4f}", m.p);
 }
 
 std::string signed_human(double ns) { return (ns > 0 ? "+" : "") + human_ns(ns); }
 
+std::string calls_text(diff_row const& r) {
+  auto const one = [](double v) {
+    return v == std::floor(v) ? fmt::format("{:.0f}", v) : fmt::format("{:.4g}", v);
+  };
+  return one(r.calls.base) + " -> " + one(r.calls.now);
+}
+
 }  // namespace
 
 std::string shift_note(diff_result const& result, diff_options const& options) {
-  if (options.relative) {
-    return fmt::format(
-        "changes are relative to the run-wide shift, {} (the median change of {} items; "
-        "--relative)",
-        pct(result.shift), result.shift_items);
+  if (result.shifts.empty()) {
+    return {};
   }
-  if (result.shift_items >= 3 && std::fabs(result.shift) > options.threshold) {
-    return fmt::format(
-        "note: the items moved together by {} (the median change of {} items): the machine "
-        "(load, clocks) differed between the runs, or the change touches everything; "
-        "--relative judges each item against that shift",
-        pct(result.shift), result.shift_items);
+  std::string list;
+  for (auto const& g : result.shifts) {
+    list += fmt::format("{}{} {}", list.empty() ? "" : ", ", g.group, pct(g.shift));
   }
-  return {};
+  if (options.absolute) {
+    return fmt::format(
+        "Change is against no change (--absolute): the run-wide shifts ({}) are in it", list);
+  }
+  return fmt::format(
+      "Change of an item is beyond the run-wide shift of its group ({}; the rows 'all'): runs "
+      "that are slower throughout move no item on their own{}",
+      list, options.relative ? "; the shifts are taken as the machine's (--relative)" : "");
+}
+
+std::string test_line(diff_result const& result, diff_options const& options) {
+  if (result.base_runs < 2 || result.new_runs < 2) {
+    return fmt::format(
+        "{} run(s) against {}: no verdict of slower, faster, more or fewer, since one run says "
+        "nothing of how runs differ; give 2 or more runs a side (5 find a 25% change of an item "
+        "whose runs vary by 5%: docs/diff.md)",
+        result.base_runs, result.new_runs);
+  }
+  return fmt::format(
+      "{} runs against {}: each item's median instance, calls and time per run compared over "
+      "runs (t test), {} tests at a false discovery rate of {}",
+      result.base_runs, result.new_runs, result.tests, options.alpha);
+}
+
+std::string folded_line(diff_result const& result) {
+  if (result.folded.empty()) {
+    return {};
+  }
+  std::string list;
+  for (std::size_t i = 0; i < result.folded.size() && i < 4; ++i) {
+    list += fmt::format("{}{} ({} names)", i != 0 ? ", " : "",
+                        display_name(result.folded[i].name, 40), result.folded[i].members);
+  }
+  if (result.folded.size() > 4) {
+    list += fmt::format(" and {} more", result.folded.size() - 4);
+  }
+  return fmt::format(
+      "numbered ranges too few to test one by one are folded: {}; --keep-numbers keeps every "
+      "number apart",
+      list);
 }
 
 void print_diff_table(std::FILE* out, diff_result const& result, diff_options const& options,
                       std::size_t name_width) {
   auto const& rows = result.rows;
   text_table t;
-  t.title = fmt::format("Changes, base -> new (U test at alpha {}, threshold {:.1f}%)",
-                        options.alpha, 100 * options.threshold);
-  t.header = {
-      "Verdict",  "Kind",      "Name",        "Style",
-      "Base Med", "New Med",   "Change",      fmt::format("{:g}% CI", 100 * (1 - options.alpha)),
-      "p",        "Instances", "Total/trace", "Note"};
-  t.left = {true, true, true, true, false, false, false, false, false, false, false, true};
+  t.title = fmt::format(
+      "Changes, base -> new ({} run(s) against {}; false discovery rate {}, threshold {:.1f}%)",
+      result.base_runs, result.new_runs, options.alpha, 100 * options.threshold);
+  t.header = {"Verdict", "Kind",    "Name",
+              "Style",   "Base Med", "New Med",
+              "Change",  fmt::format("{:g}% CI", 100 * (1 - options.alpha)), "p",
+              "Calls/run", "Time/run", "Total/run",
+              "Note"};
+  t.left = {true,  true,  true,  true,  false, false, false,
+            false, false, false, false, false, true};
   std::map<std::string, std::size_t> counts;
+  std::size_t items = 0;
   for (auto const& r : rows) {
-    ++counts[to_string(r.v)];
-    std::string const ci = r.tested ? "[" + pct(r.ci.lo) + ", " + pct(r.ci.hi) + "]" : "-";
+    if (!r.whole_group) {
+      ++counts[to_string(r.v)];
+      ++items;
+    }
+    std::string const ci =
+        r.median.tested ? "[" + pct(r.median.ci.lo) + ", " + pct(r.median.ci.hi) + "]" : "-";
+    if (r.whole_group) {
+      t.rows.push_back({to_string(r.v), "all", r.name, "", "-", "-", pct(r.median.change), ci,
+                        p_text(r.median), "-", "-", "-",
+                        r.note.empty() ? fmt::format("run-wide shift over {} items", r.members)
+                                       : r.note});
+      continue;
+    }
     t.rows.push_back({to_string(r.v), to_string(r.kind), r.name, r.style,
-                      r.base_n != 0 ? human_ns(r.base_median) : "-",
-                      r.new_n != 0 ? human_ns(r.new_median) : "-", both(r) ? pct(r.change) : "-",
-                      ci, p_text(r), fmt::format("{} / {}", r.base_n, r.new_n),
+                      r.base_n != 0 ? human_ns(r.median.base) : "-",
+                      r.new_n != 0 ? human_ns(r.median.now) : "-",
+                      both(r) ? pct(r.median.change) : "-", ci, p_text(r.median),
+                      both(r) ? calls_text(r) : "-", both(r) ? pct(r.time.change) : "-",
                       signed_human(r.impact()), r.note});
   }
   print_text_table(out, t, false, name_width, true);
-  fmt::print(out, "\n {} item(s): {} slower, {} faster, {} same, {} new, {} gone\n", rows.size(),
-             counts["slower"], counts["faster"], counts["same"], counts["new"], counts["gone"]);
-  if (auto const note = shift_note(result, options); !note.empty()) {
-    fmt::print(out, " {}\n", note);
+  fmt::print(out,
+             "\n {} item(s): {} slower, {} faster, {} more, {} fewer, {} same, {} untested, {} "
+             "new, {} gone\n",
+             items, counts["slower"], counts["faster"], counts["more"], counts["fewer"],
+             counts["same"], counts["untested"], counts["new"], counts["gone"]);
+  for (auto const& line : {test_line(result, options), folded_line(result),
+                           shift_note(result, options)}) {
+    if (!line.empty()) {
+      std::string l = line;
+      for (std::size_t at = l.find('\n'); at != std::string::npos; at = l.find('\n', at + 2)) {
+        l.insert(at + 1, " ");
+      }
+      fmt::print(out, " {}\n", l);
+    }
   }
 }
 
 void print_diff_csv(std::FILE* out, std::vector<diff_row> const& rows) {
   fmt::print(out,
              "Kind,Name,Style,Base,New,Change %,CI Low %,CI High %,p-value,Base Instances,"
-             "New Instances,Base Total,New Total,Total Change,Verdict,Note\n");
+             "New Instances,Base Total,New Total,Total Change,Verdict,Note,q-value,"
+             "Base Calls/Run,New Calls/Run,Calls Change %,Calls q-value,Time/Run Change %,"
+             "Time CI Low %,Time CI High %,Time q-value,Members,Shift %\n");
   auto num = [](double v) {
     return std::isinf(v) ? std::string{v > 0 ? "inf" : "-inf"} : fmt::format("{:.3f}", v);
   };
+  auto pct_of = [&](diff_measure const& /*m*/, double v, bool present) {
+    return present ? num(100 * v) : std::string{};
+  };
+  auto q_of = [](diff_measure const& m) {
+    return m.tested ? fmt::format("{:.6g}", m.q) : std::string{};
+  };
   for (auto const& r : rows) {
     bool const b = both(r);
-    fmt::print(
-        out, "{},{},{},{},{},{},{},{},{},{},{},{:.1f},{:.1f},{:.1f},{},{}\n", to_string(r.kind),
-        csv_field(r.name), r.style, r.base_n != 0 ? fmt::format("{:.1f}", r.base_median) : "",
-        r.new_n != 0 ? fmt::format("{:.1f}", r.new_median) : "", b ? num(100 * r.change) : "",
-        r.tested ? num(100 * r.ci.lo) : "", r.tested ? num(100 * r.ci.hi) : "",
-        r.tested ? fmt::format("{:.6g}", r.p) : "", r.base_n, r.new_n, r.base_total, r.new_total,
-        r.impact(), to_string(r.v), csv_field(r.note));
+    auto const& m = r.median;
+    fmt::print(out, "{},{},{},{},{},{},{},{},{},{},{},{:.1f},{:.1f},{:.1f},{},{},",
+               r.whole_group ? "all" : to_string(r.kind),
+               csv_field(r.name), r.style, r.base_n != 0 ? fmt::format("{:.1f}", m.base) : "",
+               r.new_n != 0 ? fmt::format("{:.1f}", m.now) : "", pct_of(m, m.change, b),
+               pct_of(m, m.ci.lo, m.tested), pct_of(m, m.ci.hi, m.tested),
+               m.tested ? fmt::format("{:.6g}", m.p) : "", r.base_n, r.new_n, r.base_total,
+               r.new_total, r.impact(), to_string(r.v), csv_field(r.note));
+    fmt::print(out, "{},{},{},{},{},{},{},{},{},{},{}\n", q_of(m),
+               r.base_n != 0 ? fmt::format("{:.6g}", r.calls.base) : "",
+               r.new_n != 0 ? fmt::format("{:.6g}", r.calls.now) : "",
+               pct_of(r.calls, r.calls.change, b), q_of(r.calls),
+               pct_of(r.time, r.time.change, b), pct_of(r.time, r.time.ci.lo, r.time.tested),
+               pct_of(r.time, r.time.ci.hi, r.time.tested), q_of(r.time), r.members,
+               num(100 * r.shift));
   }
 }
 
@@ -147,6 +229,12 @@ char const* colour(verdict v) {
       return "#9467bd";
     case verdict::gone:
       return "#8c564b";
+    case verdict::more:
+      return "#ff7f0e";
+    case verdict::fewer:
+      return "#17becf";
+    case verdict::untested:
+      return "#bcbd22";
     case verdict::same:
       break;
   }
@@ -177,17 +265,17 @@ std::string diff_svg(std::vector<diff_row> const& rows, diff_options const& opti
       "font-family=\"sans-serif\" font-size=\"12\">\n"
       "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       "<text x=\"10\" y=\"20\" font-size=\"15\" font-weight=\"bold\">nvtxpp-capture diff: the "
-      "largest changes (median per instance, base vs new)</text>\n"
+      "largest changes (median instance, geometric mean over runs, base vs new)</text>\n"
       "<text x=\"10\" y=\"40\">grey bar: base median; coloured bar: new median, with its {:g}% "
-      "interval; red slower, green faster, grey same (U test at alpha {}, threshold "
-      "{:.1f}%)</text>\n",
+      "interval; red slower, green faster, orange more, cyan fewer, olive untested, grey same "
+      "(false discovery rate {}, threshold {:.1f}%)</text>\n",
       label_w + bar_w + 260, height, 100 * (1 - options.alpha), options.alpha,
       100 * options.threshold);
   int y = 60;
   for (auto const* r : pick) {
-    double hi = std::max(r->base_median, r->new_median);
-    if (r->tested && std::isfinite(r->ci.hi)) {
-      hi = std::max(hi, r->base_median * (1 + r->ci.hi));
+    double hi = std::max(r->median.base, r->median.now);
+    if (r->median.tested && std::isfinite(r->median.ci.hi)) {
+      hi = std::max(hi, r->median.base * (1 + r->median.ci.hi));
     }
     double const scale = hi > 0 ? bar_w / hi : 0;
     s += fmt::format("<text x=\"10\" y=\"{}\">{} {}</text>\n", y + 16, to_string(r->kind),
@@ -195,25 +283,25 @@ std::string diff_svg(std::vector<diff_row> const& rows, diff_options const& opti
     s += fmt::format(
         "<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"14\" fill=\"#c7c7c7\"><title>base "
         "{}</title></rect>\n",
-        label_w, y + 4, r->base_median * scale, human_ns(r->base_median));
+        label_w, y + 4, r->median.base * scale, human_ns(r->median.base));
     s += fmt::format(
         "<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"14\" fill=\"{}\"><title>new "
         "{}</title></rect>\n",
-        label_w, y + 20, r->new_median * scale, colour(r->v), human_ns(r->new_median));
-    if (r->tested && std::isfinite(r->ci.lo) && std::isfinite(r->ci.hi)) {
-      double const lo = std::max(0.0, r->base_median * (1 + r->ci.lo) * scale);
-      double const up = r->base_median * (1 + r->ci.hi) * scale;
+        label_w, y + 20, r->median.now * scale, colour(r->v), human_ns(r->median.now));
+    if (r->median.tested && std::isfinite(r->median.ci.lo) && std::isfinite(r->median.ci.hi)) {
+      double const lo = std::max(0.0, r->median.base * (1 + r->median.ci.lo) * scale);
+      double const up = r->median.base * (1 + r->median.ci.hi) * scale;
       s += fmt::format(
           "<path d=\"M{0:.1f} {1} V{2} M{0:.1f} {3} H{4:.1f} M{4:.1f} {1} V{2}\" "
           "stroke=\"black\" stroke-width=\"1.5\"/>\n",
           label_w + lo, y + 21, y + 33, y + 27, label_w + up);
     }
-    std::string const change = r->base_n != 0 && r->new_n != 0 ? pct(r->change) : std::string{};
+    std::string const change = r->base_n != 0 && r->new_n != 0 ? pct(r->median.change) : std::string{};
     s += fmt::format(
         "<text x=\"{}\" y=\"{}\">{} \xE2\x86\x92 {}  {}  <tspan font-weight=\"bold\" "
         "fill=\"{}\">{}</tspan></text>\n",
-        label_w + bar_w + 10, y + 24, r->base_n != 0 ? human_ns(r->base_median) : "-",
-        r->new_n != 0 ? human_ns(r->new_median) : "-", change, colour(r->v), to_string(r->v));
+        label_w + bar_w + 10, y + 24, r->base_n != 0 ? human_ns(r->median.base) : "-",
+        r->new_n != 0 ? human_ns(r->median.now) : "-", change, colour(r->v), to_string(r->v));
     y += row_h;
   }
   if (pick.empty()) {

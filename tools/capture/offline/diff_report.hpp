@@ -18,8 +18,16 @@ namespace nvtxpp::capture {
 void print_diff_table(std::FILE* out, diff_result const& result, diff_options const& options,
                       std::size_t name_width);
 
-/// @brief The line on the run-wide shift ("" when there is nothing to say).
+/// @brief The lines on the run-wide shifts of host ranges and GPU items ("" when there is
+/// nothing to say).
 [[nodiscard]] std::string shift_note(diff_result const& result, diff_options const& options);
+
+/// @brief The line saying how the items were tested (runs a side, tests, false discovery rate),
+/// or why no verdict of change could be given (one run on a side).
+[[nodiscard]] std::string test_line(diff_result const& result, diff_options const& options);
+
+/// @brief The line naming the numbered families folded into one row each ("" when none).
+[[nodiscard]] std::string folded_line(diff_result const& result);
 
 /// @brief Prints the CSV: a header row, then one row per item (RFC 4180 fields).
 void print_diff_csv(std::FILE* out, std::vector<diff_row> const& rows);

@@ -132,4 +132,146 @@ ratio_estimate ratio_interval(std::vector<std::int64_t> const& a,
   return r;
 }
 
+
+namespace {
+
+/// The regularized incomplete beta function I_x(a, b), by its continued fraction (modified
+/// Lentz), on the side of x where the fraction converges fast.
+double incomplete_beta(double x, double a, double b) noexcept {
+  if (x <= 0) {
+    return 0;
+  }
+  if (x >= 1) {
+    return 1;
+  }
+  if (x > (a + 1) / (a + b + 2)) {
+    return 1 - incomplete_beta(1 - x, b, a);
+  }
+  double const log_front =
+      std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
+  constexpr double tiny = 1e-300;
+  double c = 1;
+  double d = 1 - (a + b) * x / (a + 1);
+  d = 1 / (std::fabs(d) < tiny ? tiny : d);
+  double f = d;
+  for (int m = 1; m <= 400; ++m) {
+    double const dm = m;
+    // Even step, then odd step of the fraction's terms.
+    double num = dm * (b - dm) * x / ((a + 2 * dm - 1) * (a + 2 * dm));
+    for (int half = 0; half < 2; ++half) {
+      d = 1 + num * d;
+      d = 1 / (std::fabs(d) < tiny ? tiny : d);
+      c = 1 + num / c;
+      c = std::fabs(c) < tiny ? tiny : c;
+      f *= c * d;
+      num = -(a + dm) * (a + b + dm) * x / ((a + 2 * dm) * (a + 2 * dm + 1));
+    }
+    if (std::fabs(c * d - 1) < 1e-15) {
+      break;
+    }
+  }
+  return std::exp(log_front) * f / a;
+}
+
+}  // namespace
+
+double student_two_sided_p(double t, double df) noexcept {
+  if (std::isnan(t) || !(df > 0)) {
+    return 1;
+  }
+  if (std::isinf(t)) {
+    return 0;
+  }
+  if (df > 1e7) {
+    return normal_two_sided_p(t);
+  }
+  return incomplete_beta(df / (df + t * t), df / 2, 0.5);
+}
+
+double student_two_sided_t(double p, double df) noexcept {
+  double lo = 0;
+  double hi = 1;
+  while (student_two_sided_p(hi, df) > p && hi < 1e12) {
+    hi *= 2;
+  }
+  for (int i = 0; i < 200; ++i) {  // p falls as t grows
+    double const mid = (lo + hi) / 2;
+    (student_two_sided_p(mid, df) > p ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+std::pair<double, double> pooled_variance(std::vector<double> const& a,
+                                          std::vector<double> const& b) {
+  double ss = 0;
+  for (auto const* v : {&a, &b}) {
+    if (v->empty()) {
+      continue;
+    }
+    auto const [lo, hi] = std::minmax_element(v->begin(), v->end());
+    if (*lo == *hi) {
+      continue;  // constant: exactly no spread (the mean's rounding would invent some)
+    }
+    double mean = 0;
+    for (double x : *v) {
+      mean += x / static_cast<double>(v->size());
+    }
+    for (double x : *v) {
+      ss += (x - mean) * (x - mean);
+    }
+  }
+  double const df = static_cast<double>(a.size() + b.size()) - 2;
+  return {df > 0 ? ss / df : 0.0, std::max(df, 0.0)};
+}
+
+mean_difference two_sample_t(std::vector<double> const& a, std::vector<double> const& b,
+                             double level) {
+  mean_difference r;
+  if (a.size() < 2 || b.size() < 2) {
+    return r;
+  }
+  auto mean_of = [](std::vector<double> const& v) {
+    auto const [lo, hi] = std::minmax_element(v.begin(), v.end());
+    if (*lo == *hi) {
+      return *lo;
+    }
+    double m = 0;
+    for (double x : v) {
+      m += x / static_cast<double>(v.size());
+    }
+    return m;
+  };
+  r.diff = mean_of(b) - mean_of(a);
+  auto const [var, d] = pooled_variance(a, b);
+  r.df = d;
+  r.se = std::sqrt(var * (1.0 / static_cast<double>(a.size()) + 1.0 / static_cast<double>(b.size())));
+  if (!(r.se > 0)) {
+    r.se = 0;
+    r.p = r.diff == 0 ? 1.0 : 0.0;
+    r.ci = {r.diff, r.diff};
+    return r;
+  }
+  r.p = student_two_sided_p(r.diff / r.se, r.df);
+  double const t = student_two_sided_t(1 - level, r.df);
+  r.ci = {r.diff - t * r.se, r.diff + t * r.se};
+  return r;
+}
+
+std::vector<double> benjamini_hochberg(std::vector<double> const& p) {
+  std::size_t const m = p.size();
+  std::vector<std::size_t> order(m);
+  for (std::size_t i = 0; i < m; ++i) {
+    order[i] = i;
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return p[x] < p[y]; });
+  std::vector<double> q(m, 1.0);
+  double running = 1;
+  for (std::size_t k = m; k-- > 0;) {  // from the largest p down: q is the running minimum
+    double const v = p[order[k]] * static_cast<double>(m) / static_cast<double>(k + 1);
+    running = std::min(running, v);
+    q[order[k]] = std::min(running, 1.0);
+  }
+  return q;
+}
+
 }  // namespace nvtxpp::capture::stats

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace nvtxpp::capture::stats {
@@ -56,5 +57,37 @@ struct ratio_estimate {
 };
 [[nodiscard]] ratio_estimate ratio_interval(std::vector<std::int64_t> const& a,
                                             std::vector<std::int64_t> const& b, double level);
+
+
+/// @brief Two-sided p-value of Student's t with `df` degrees of freedom: P(|T| >= |t|). `df`
+/// may be fractional; above 1e7 (or infinite) the normal distribution is used.
+[[nodiscard]] double student_two_sided_p(double t, double df) noexcept;
+
+/// @brief The inverse of student_two_sided_p: the t with P(|T| >= t) = p (0 < p < 1).
+[[nodiscard]] double student_two_sided_t(double p, double df) noexcept;
+
+/// @brief Two groups of values (one value per run: a run's median, count or total, as logs)
+/// compared by the difference of their means.
+struct mean_difference {
+  double diff = 0;  ///< mean(b) - mean(a)
+  double se = 0;    ///< its standard error (0: both groups constant)
+  double df = 0;    ///< degrees of freedom of the t statistic
+  double p = 1;     ///< two-sided p-value (0 or 1 when se is 0: a difference or none)
+  interval ci{};    ///< diff -/+ t se at the level asked for
+};
+
+/// @brief Student's two-sample t on `a` and `b` (2 or more values each), pooled variance,
+/// size(a) + size(b) - 2 degrees of freedom. `level`: of the interval (0.99).
+[[nodiscard]] mean_difference two_sample_t(std::vector<double> const& a,
+                                           std::vector<double> const& b, double level);
+
+/// @brief The pooled sample variance of `a` and `b` about their own means, and its degrees of
+/// freedom (size(a) + size(b) - 2).
+[[nodiscard]] std::pair<double, double> pooled_variance(std::vector<double> const& a,
+                                                        std::vector<double> const& b);
+
+/// @brief Benjamini-Hochberg: the adjusted p-values (q-values) of `p`, in the same order. An item
+/// whose q is at most alpha is a discovery at false discovery rate alpha.
+[[nodiscard]] std::vector<double> benjamini_hochberg(std::vector<double> const& p);
 
 }  // namespace nvtxpp::capture::stats

@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -17,6 +19,12 @@ char const* to_string(verdict v) noexcept {
       return "slower";
     case verdict::faster:
       return "faster";
+    case verdict::more:
+      return "more";
+    case verdict::fewer:
+      return "fewer";
+    case verdict::untested:
+      return "untested";
     case verdict::added:
       return "new";
     case verdict::gone:
@@ -44,141 +52,480 @@ char const* to_string(summary_sink::item_kind k) noexcept {
 namespace {
 
 using key = std::tuple<int, std::string, std::string>;
+using runs_of = std::vector<std::vector<std::int64_t>>;  // one vector of durations per run
 
-std::vector<std::int64_t> sorted_copy(std::vector<std::int64_t> const* v) {
-  std::vector<std::int64_t> s = v != nullptr ? *v : std::vector<std::int64_t>{};
-  std::sort(s.begin(), s.end());
-  return s;
+/// An item's instances on both sides, run by run.
+struct item_data {
+  std::array<runs_of, 2> side;  // [0] base, [1] new
+  std::size_t members = 1;
+};
+
+using item_map = std::map<key, item_data>;
+
+bool ranged(int kind) {
+  return kind == static_cast<int>(summary_sink::item_kind::range) ||
+         kind == static_cast<int>(summary_sink::item_kind::projection);
 }
 
-double total_of(std::vector<std::int64_t> const& v) {
-  double t = 0;
-  for (auto x : v) {
-    t += static_cast<double>(x);
-  }
-  return t;
-}
-
-/// The base's instances as they would be with the run-wide shift applied.
-std::vector<std::int64_t> scaled(std::vector<std::int64_t> const& a, double shift) {
-  std::vector<std::int64_t> out(a.size());
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    out[i] = std::llround(static_cast<double>(a[i]) * (1 + shift));
-  }
-  return out;
-}
-
-/// `shift`: the run-wide shift to judge against (0: none).
-void judge(diff_row& r, std::vector<std::int64_t> const& a, std::vector<std::int64_t> const& b,
-           diff_options const& o, double shift) {
-  if (a.empty()) {
-    r.v = verdict::added;
-    return;
-  }
-  if (b.empty()) {
-    r.v = verdict::gone;
-    return;
-  }
-  double const base = r.base_median * (1 + shift);
-  double const delta = r.new_median - base;
-  r.change = base > 0 ? delta / base : (delta == 0 ? 0.0 : INFINITY);
-  if (a.size() < o.min_instances || b.size() < o.min_instances) {
-    r.note = fmt::format("too few instances for a test (< {} on a side)", o.min_instances);
-    return;
-  }
-  r.tested = true;
-  std::vector<std::int64_t> shifted;
-  if (shift != 0) {
-    shifted = scaled(a, shift);
-  }
-  auto const& a_judged = shift != 0 ? shifted : a;
-  r.p = stats::mann_whitney(a_judged, b).p;
-  r.ci = stats::ratio_interval(a_judged, b, 1 - o.alpha).ci;
-  // The test and the interval that goes with it must agree (they differ only at the edge:
-  // ties, the thinning of long samples).
-  bool const significant = r.p < o.alpha && (r.ci.lo > 0 || r.ci.hi < 0);
-  bool const large =
-      std::fabs(r.change) > o.threshold && std::fabs(delta) >= static_cast<double>(o.floor_ns);
-  if (significant && large) {
-    r.v = r.change > 0 ? verdict::slower : verdict::faster;
-  } else if (significant) {
-    r.note = "significant, below the threshold";
-  } else if (large) {
-    r.note = "not significant";
-  }
-}
-
-/// The run-wide shift of the items with enough instances on both sides (diff_result::shift).
-std::pair<double, std::size_t> run_shift(std::vector<diff_row> const& rows, diff_options const& o) {
-  std::vector<double> logs;
-  for (auto const& r : rows) {
-    if (r.base_n >= o.min_instances && r.new_n >= o.min_instances && r.base_median > 0 &&
-        r.new_median > 0) {
-      logs.push_back(std::log(r.new_median / r.base_median));
+/// The items of one side, run by run.
+void collect(diff_side const& d, std::size_t s, item_map& items) {
+  std::size_t const runs = d.runs.size();
+  for (std::size_t r = 0; r < runs; ++r) {
+    for (auto const& i : d.runs[r]->instances()) {
+      auto& mine = items[{static_cast<int>(i.kind), i.name, i.style}].side[s];
+      mine.resize(runs);
+      auto& to = mine[r];
+      to.insert(to.end(), i.durations->begin(), i.durations->end());
     }
   }
-  if (logs.size() < 3) {
-    return {0.0, logs.size()};
+}
+
+std::size_t instances(runs_of const& v) {
+  std::size_t n = 0;
+  for (auto const& r : v) {
+    n += r.size();
   }
-  std::sort(logs.begin(), logs.end());
-  std::size_t const n = logs.size();
-  double const mid = n % 2 == 1 ? logs[n / 2] : (logs[n / 2 - 1] + logs[n / 2]) / 2;
-  return {std::expm1(mid), n};
+  return n;
+}
+
+/// Folds numbered families whose members are too few to test on their own (diff_options::
+/// keep_numbers): `Train step 0` ... `Train step 60`, one instance each a run, become
+/// `Train step *`; `Layer 0` ... `Layer 11` with many instances each stay apart.
+void fold_families(item_map& items, std::array<std::size_t, 2> runs, diff_options const& o,
+                   std::vector<folded_family>& folded) {
+  std::map<key, std::vector<key>> families;
+  for (auto const& [k, d] : items) {
+    if (!ranged(std::get<0>(k))) {
+      continue;
+    }
+    auto const& name = std::get<1>(k);
+    auto const colon = name.find(':');
+    std::string const bare = colon == std::string::npos ? name : name.substr(colon + 1);
+    std::string const folded_name = fold_digits(bare);
+    if (folded_name != bare) {
+      families[{std::get<0>(k), name.substr(0, colon + 1) + folded_name, std::get<2>(k)}]
+          .push_back(k);
+    }
+  }
+  for (auto const& [fk, members] : families) {
+    if (members.size() < 2) {
+      continue;
+    }
+    std::vector<double> per_run;  // each member's instances per run, on its fuller side
+    for (auto const& m : members) {
+      double most = 0;
+      for (std::size_t s = 0; s < 2; ++s) {
+        most = std::max(most, static_cast<double>(instances(items[m].side[s])) /
+                                  static_cast<double>(std::max<std::size_t>(runs[s], 1)));
+      }
+      per_run.push_back(most);
+    }
+    std::nth_element(per_run.begin(), per_run.begin() + static_cast<std::ptrdiff_t>(per_run.size() / 2),
+                     per_run.end());
+    if (per_run[per_run.size() / 2] >= static_cast<double>(o.min_instances)) {
+      continue;
+    }
+    auto& into = items[fk];
+    into.members = 0;
+    for (std::size_t s = 0; s < 2; ++s) {
+      into.side[s].resize(runs[s]);
+    }
+    for (auto const& m : members) {
+      auto& from = items[m];
+      for (std::size_t s = 0; s < 2; ++s) {
+        for (std::size_t r = 0; r < from.side[s].size(); ++r) {
+          auto& to = into.side[s][r];
+          to.insert(to.end(), from.side[s][r].begin(), from.side[s][r].end());
+        }
+      }
+      into.members += from.members;
+      items.erase(m);
+    }
+    auto const& name = std::get<1>(fk);
+    bool const seen = std::any_of(folded.begin(), folded.end(),
+                                  [&](folded_family const& f) { return f.name == name; });
+    if (!seen) {
+      folded.push_back({name, members.size()});
+    }
+  }
+}
+
+/// The three measures of one item, one value per run (logs), on one side.
+struct side_values {
+  std::vector<double> median;  // runs with instances only
+  std::vector<double> calls;   // every run
+  std::vector<double> time;    // every run
+  double total = 0;            // all runs' total time, ns
+};
+
+side_values values_of(runs_of& runs, std::size_t nruns) {
+  side_values v;
+  runs.resize(nruns);
+  for (auto& r : runs) {
+    std::sort(r.begin(), r.end());
+    double total = 0;
+    for (auto x : r) {
+      total += static_cast<double>(x);
+    }
+    v.total += total;
+    if (!r.empty()) {
+      v.median.push_back(std::log(std::max(stats::median_sorted(r), 1.0)));
+    }
+    v.calls.push_back(std::log(std::max(static_cast<double>(r.size()), 0.5)));
+    v.time.push_back(std::log(std::max(total, 1.0)));
+  }
+  return v;
+}
+
+enum measure_id : std::size_t { med_m, calls_m, time_m, measures };
+
+/// Host ranges against GPU items: their runs vary in different ways and amounts.
+std::size_t group_of(summary_sink::item_kind k) {
+  return k == summary_sink::item_kind::range ? 0 : 1;
+}
+
+struct work_item {
+  diff_row row;
+  std::array<side_values, 2> raw;  // as measured
+  std::array<side_values, 2> v;    // as judged: beyond the run factors, where they apply
+};
+
+std::vector<double>& series(side_values& v, std::size_t m) {
+  return m == med_m ? v.median : (m == calls_m ? v.calls : v.time);
+}
+
+double mean(std::vector<double> const& v) {
+  double s = 0;
+  for (double x : v) {
+    s += x;
+  }
+  return v.empty() ? 0.0 : s / static_cast<double>(v.size());
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) {
+    return 0;
+  }
+  std::sort(v.begin(), v.end());
+  std::size_t const n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/// Fewer items with a value in every run: no run factors (one item would move its own).
+constexpr std::size_t min_factor_items = 6;
+
+/// Each run's factor for group `g` and measure `m`: the median, over the group's items with a
+/// value in every run, of the run's value against the item's mean over all runs (logs). The
+/// base's and the new side's factors, and the number of items; too few items: empty.
+std::pair<std::array<std::vector<double>, 2>, std::size_t> run_factors(
+    std::vector<work_item>& items, std::size_t g, std::size_t m, std::array<std::size_t, 2> runs) {
+  std::array<std::vector<std::vector<double>>, 2> dev{std::vector<std::vector<double>>(runs[0]),
+                                                      std::vector<std::vector<double>>(runs[1])};
+  std::size_t used = 0;
+  for (auto& w : items) {
+    if (group_of(w.row.kind) != g || w.row.base_n == 0 || w.row.new_n == 0) {
+      continue;
+    }
+    auto& a = series(w.v[0], m);
+    auto& b = series(w.v[1], m);
+    if (a.size() != runs[0] || b.size() != runs[1] || w.row.base_n < runs[0] ||
+        w.row.new_n < runs[1]) {
+      continue;  // not in every run
+    }
+    double const centre = (mean(a) * static_cast<double>(a.size()) +
+                           mean(b) * static_cast<double>(b.size())) /
+                          static_cast<double>(a.size() + b.size());
+    for (std::size_t s = 0; s < 2; ++s) {
+      auto const& x = s == 0 ? a : b;
+      for (std::size_t r = 0; r < x.size(); ++r) {
+        dev[s][r].push_back(x[r] - centre);
+      }
+    }
+    ++used;
+  }
+  std::array<std::vector<double>, 2> f;
+  if (used >= min_factor_items) {
+    for (std::size_t s = 0; s < 2; ++s) {
+      for (std::size_t r = 0; r < runs[s]; ++r) {
+        f[s].push_back(median_of(dev[s][r]));
+      }
+    }
+  }
+  return {f, used};
+}
+
+/// Takes each run's factor out of the values of measure `m` of group `g` (every item with a
+/// value in every run), bringing all runs to the new side's mean conditions: New stays as
+/// measured, and an item's change is its change beyond the group's shift.
+void take_out(std::vector<work_item>& items, std::size_t g, std::size_t m,
+              std::array<std::vector<double>, 2> const& f, std::array<std::size_t, 2> runs) {
+  double const target = mean(f[1]);
+  double const shift = target - mean(f[0]);
+  for (auto& w : items) {
+    if (group_of(w.row.kind) != g) {
+      continue;
+    }
+    auto& a = series(w.v[0], m);
+    auto& b = series(w.v[1], m);
+    if (a.size() != runs[0] || b.size() != runs[1] || w.row.base_n < runs[0] ||
+        w.row.new_n < runs[1]) {
+      continue;  // only series with a value in every run line up with the factors
+    }
+    for (std::size_t s = 0; s < 2; ++s) {
+      auto& x = s == 0 ? a : b;
+      for (std::size_t r = 0; r < x.size(); ++r) {
+        x[r] += target - f[s][r];
+      }
+    }
+    if (m == med_m) {
+      w.row.shift = std::expm1(shift);
+    }
+  }
+}
+
+/// The estimate and, with 2 or more runs a side, the t test over runs of one measure. `raw`:
+/// the values as measured (Base and New); `a`, `b`: as judged.
+void test_measure(diff_measure& d, std::array<std::vector<double> const*, 2> raw,
+                  std::vector<double> const& a, std::vector<double> const& b, double alpha,
+                  bool testable) {
+  if (a.empty() || b.empty()) {
+    return;
+  }
+  d.base = std::exp(mean(*raw[0]));
+  d.now = std::exp(mean(*raw[1]));
+  d.change = std::expm1(mean(b) - mean(a));
+  if (!testable || a.size() < 2 || b.size() < 2) {
+    return;
+  }
+  auto const t = stats::two_sample_t(a, b, 1 - alpha);
+  if (t.se == 0 && (a.size() < 3 || b.size() < 3)) {
+    return;  // two equal values a side are as often chance as a fixed count: no test
+  }
+  d.tested = true;
+  d.exact = t.se == 0;
+  d.p = t.p;
+  d.change = std::expm1(t.diff);
+  d.ci = {std::expm1(t.ci.lo), std::expm1(t.ci.hi)};
+}
+
+bool median_testable(diff_row const& r, diff_options const& o) {
+  return r.base_n >= o.min_instances && r.new_n >= o.min_instances;
+}
+
+std::string pct(double x) { return fmt::format("{:+.1f}%", 100 * x); }
+
+/// The verdict of a row whose measures are tested and adjusted (q).
+void judge(diff_row& r, diff_options const& o) {
+  auto const large = [&](diff_measure const& m, bool duration) {
+    double const delta = m.now - m.base;
+    return std::fabs(m.change) > o.threshold &&
+           (!duration || std::fabs(delta) >= static_cast<double>(o.floor_ns));
+  };
+  bool const med = r.median.significant && large(r.median, true);
+  bool const calls = r.calls.significant && large(r.calls, false);
+  bool const time = r.time.significant && large(r.time, true);
+  r.grew = !r.whole_group || !o.relative
+               ? (med && r.median.change > 0) || (time && r.time.change > 0)
+               : false;
+  std::string const calls_text = fmt::format("calls per run {} ({:.4g} -> {:.4g})",
+                                             pct(r.calls.change), r.calls.base, r.calls.now);
+  if (med) {
+    r.v = r.median.change > 0 ? verdict::slower : verdict::faster;
+    if (calls && !r.whole_group) {
+      r.note = calls_text;
+    }
+  } else if (calls) {
+    r.v = r.calls.change > 0 ? verdict::more : verdict::fewer;
+    r.note = calls_text + (time ? fmt::format(", time per run {}", pct(r.time.change)) : "");
+  } else if (time) {
+    r.v = r.time.change > 0 ? verdict::slower : verdict::faster;
+    r.note = fmt::format(
+        "time per run {} [{}, {}]: instances and calls each moved less than the threshold",
+        pct(r.time.change), pct(r.time.ci.lo), pct(r.time.ci.hi));
+  } else if (!r.median.tested && !r.calls.tested) {
+    r.v = verdict::untested;
+  } else {
+    r.v = verdict::same;
+    diff_measure const& m = r.median.tested ? r.median : r.calls;
+    if (!r.median.tested) {
+      r.note = fmt::format("median instance untested: < {} instances on a side", o.min_instances);
+    } else if (m.significant) {
+      r.note = "significant, below the threshold";
+    } else if (m.p <= o.alpha) {
+      r.note = "not significant among all the tests (false discovery rate)";
+    } else if (large(m, true)) {
+      r.note = "not significant";
+    }
+  }
 }
 
 int rank_of(verdict v) {
   switch (v) {
     case verdict::slower:
       return 0;
-    case verdict::added:
+    case verdict::more:
       return 1;
-    case verdict::faster:
+    case verdict::added:
       return 2;
-    case verdict::gone:
+    case verdict::faster:
       return 3;
+    case verdict::fewer:
+      return 4;
+    case verdict::gone:
+      return 5;
+    case verdict::untested:
+      return 6;
     case verdict::same:
       break;
   }
-  return 4;
+  return 7;
+}
+
+/// Rows with their per-run values; new and gone items judged already.
+std::vector<work_item> build_items(item_map& items, std::array<std::size_t, 2> runs) {
+  std::vector<work_item> out;
+  for (auto& [k, d] : items) {
+    work_item w;
+    auto& r = w.row;
+    r.kind = static_cast<summary_sink::item_kind>(std::get<0>(k));
+    r.name = std::get<1>(k);
+    r.style = std::get<2>(k);
+    r.members = d.members;
+    r.base_n = instances(d.side[0]);
+    r.new_n = instances(d.side[1]);
+    for (std::size_t s = 0; s < 2; ++s) {
+      w.v[s] = values_of(d.side[s], runs[s]);
+    }
+    w.raw = w.v;
+    r.base_total = w.v[0].total / static_cast<double>(std::max<std::size_t>(runs[0], 1));
+    r.new_total = w.v[1].total / static_cast<double>(std::max<std::size_t>(runs[1], 1));
+    if (r.base_n == 0) {
+      r.v = verdict::added;
+    } else if (r.new_n == 0) {
+      r.v = verdict::gone;
+    }
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+/// The row of a group's run-wide shift: the run factors of one side against the other's.
+diff_row shift_row(std::size_t g, std::array<std::vector<double>, 2> const& f, std::size_t used,
+                   diff_options const& o) {
+  diff_row r;
+  r.whole_group = true;
+  r.kind = g == 0 ? summary_sink::item_kind::range : summary_sink::item_kind::kernel;
+  r.name = g == 0 ? "host ranges" : "GPU items";
+  r.base_n = used;
+  r.new_n = used;
+  r.members = used;
+  test_measure(r.median, {&f[0], &f[1]}, f[0], f[1], o.alpha, true);
+  r.shift = r.median.change;
+  return r;
+}
+
+/// Run factors, the groups' rows, and (unless --absolute) the factors taken out of the items.
+void run_wide(std::vector<work_item>& work, diff_result& result, std::array<std::size_t, 2> runs,
+              diff_options const& o) {
+  for (std::size_t g = 0; g < 2; ++g) {
+    auto const [f, used] = run_factors(work, g, med_m, runs);
+    if (f[0].empty()) {
+      continue;
+    }
+    work_item w;
+    w.row = shift_row(g, f, used, o);
+    result.shifts.push_back({w.row.name, w.row.median.change, used});
+    auto const [ft, used_t] = run_factors(work, g, time_m, runs);
+    if (!o.absolute) {
+      take_out(work, g, med_m, f, runs);
+      if (!ft[0].empty()) {
+        take_out(work, g, time_m, ft, runs);
+      }
+    }
+    work.push_back(std::move(w));
+  }
 }
 
 }  // namespace
 
 diff_result compare_sides(diff_side const& base, diff_side const& now,
                           diff_options const& options) {
-  std::map<key, std::pair<std::vector<std::int64_t> const*, std::vector<std::int64_t> const*>>
-      items;
-  for (auto const& i : base.summary.instances()) {
-    items[{static_cast<int>(i.kind), i.name, i.style}].first = i.durations;
-  }
-  for (auto const& i : now.summary.instances()) {
-    items[{static_cast<int>(i.kind), i.name, i.style}].second = i.durations;
-  }
+  std::array<std::size_t, 2> const runs{base.runs.size(), now.runs.size()};
+  item_map items;
+  collect(base, 0, items);
+  collect(now, 1, items);
   diff_result result;
-  std::vector<std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>>> samples;
-  for (auto const& [k, sides] : items) {
-    auto a = sorted_copy(sides.first);
-    auto b = sorted_copy(sides.second);
-    diff_row r;
-    r.kind = static_cast<summary_sink::item_kind>(std::get<0>(k));
-    r.name = std::get<1>(k);
-    r.style = std::get<2>(k);
-    r.base_n = a.size();
-    r.new_n = b.size();
-    r.base_median = stats::median_sorted(a);
-    r.new_median = stats::median_sorted(b);
-    r.base_total = total_of(a) / static_cast<double>(std::max<std::size_t>(base.traces, 1));
-    r.new_total = total_of(b) / static_cast<double>(std::max<std::size_t>(now.traces, 1));
-    result.rows.push_back(std::move(r));
-    samples.emplace_back(std::move(a), std::move(b));
+  result.base_runs = runs[0];
+  result.new_runs = runs[1];
+  if (!options.keep_numbers) {
+    fold_families(items, runs, options, result.folded);
   }
-  std::tie(result.shift, result.shift_items) = run_shift(result.rows, options);
-  for (std::size_t i = 0; i < result.rows.size(); ++i) {
-    judge(result.rows[i], samples[i].first, samples[i].second, options,
-          options.relative ? result.shift : 0.0);
+  auto work = build_items(items, runs);
+  run_wide(work, result, runs, options);
+  bool const two_runs = runs[0] >= 2 && runs[1] >= 2;
+  std::vector<diff_measure*> tested;
+  for (auto& w : work) {
+    auto& r = w.row;
+    if (r.base_n == 0 || r.new_n == 0) {
+      continue;
+    }
+    if (!r.whole_group) {
+      auto const raw = [&](std::size_t m) {
+        return std::array<std::vector<double> const*, 2>{&series(w.raw[0], m),
+                                                         &series(w.raw[1], m)};
+      };
+      test_measure(r.median, raw(med_m), w.v[0].median, w.v[1].median, options.alpha,
+                   two_runs && median_testable(r, options));
+      test_measure(r.calls, raw(calls_m), w.v[0].calls, w.v[1].calls, options.alpha, two_runs);
+      test_measure(r.time, raw(time_m), w.v[0].time, w.v[1].time, options.alpha, two_runs);
+    } else if (!two_runs || options.relative) {
+      r.median.tested = false;
+    }
+    for (auto* m : {&r.median, &r.calls, &r.time}) {
+      if (m->exact) {
+        m->q = m->p;  // both sides constant: certain, no draw to hold a rate over
+        m->significant = m->p == 0;
+      } else if (m->tested) {
+        tested.push_back(m);
+      }
+    }
+  }
+  std::vector<double> p;
+  for (auto const* m : tested) {
+    p.push_back(m->p);
+  }
+  auto const q = stats::benjamini_hochberg(p);
+  for (std::size_t i = 0; i < tested.size(); ++i) {
+    tested[i]->q = q[i];
+    tested[i]->significant = q[i] <= options.alpha;
+  }
+  result.tests = tested.size();
+  std::array<bool, 2> group_grew{false, false};
+  for (auto& w : work) {
+    if (w.row.whole_group) {
+      judge(w.row, options);
+      group_grew[group_of(w.row.kind)] = w.row.v == verdict::slower && !options.relative;
+    }
+  }
+  for (auto& w : work) {
+    auto& r = w.row;
+    if (r.base_n != 0 && r.new_n != 0 && !r.whole_group) {
+      judge(r, options);
+      r.grew = r.grew || (group_grew[group_of(r.kind)] && r.shift != 0);
+    }
+    if (r.whole_group && options.relative) {
+      r.note = "taken as the machine's (--relative): not a change";
+    }
+    if (r.base_n != 0 && r.new_n != 0 && !two_runs) {
+      r.note = "one run on a side: run-to-run noise unknown";
+    }
+    result.rows.push_back(std::move(r));
   }
   std::stable_sort(result.rows.begin(), result.rows.end(),
                    [](diff_row const& x, diff_row const& y) {
+                     if (x.whole_group != y.whole_group) {
+                       return x.whole_group;
+                     }
                      if (rank_of(x.v) != rank_of(y.v)) {
                        return rank_of(x.v) < rank_of(y.v);
                      }
@@ -187,16 +534,30 @@ diff_result compare_sides(diff_side const& base, diff_side const& now,
   return result;
 }
 
+double gate_change(diff_row const& r) noexcept {
+  if (r.whole_group) {
+    return r.median.change;
+  }
+  double grew = -1;
+  for (auto const* m : {&r.median, &r.time}) {
+    if (m->base > 0 && m->now > 0) {
+      grew = std::max(grew, m->now / m->base - 1);
+    }
+  }
+  return grew;
+}
+
 std::vector<diff_row const*> gate_failures(std::vector<diff_row> const& rows, double above,
                                            std::vector<name_pattern> const& gates) {
   std::vector<diff_row const*> out;
   for (auto const& r : rows) {
-    if (r.v != verdict::slower || !(r.change > above)) {
+    if (!r.grew || !(gate_change(r) > above)) {
       continue;
     }
-    bool const ranged =
+    bool const is_ranged =
         r.kind == summary_sink::item_kind::range || r.kind == summary_sink::item_kind::projection;
-    std::string const bare = ranged ? r.name.substr(r.name.find(':') + 1) : r.name;
+    std::string const bare =
+        is_ranged && !r.whole_group ? r.name.substr(r.name.find(':') + 1) : r.name;
     bool selected = gates.empty();
     for (auto const& g : gates) {
       selected = selected || g.matches(bare) || g.matches(r.name);
