@@ -4,10 +4,11 @@
 // injected into one range exactly.
 //
 //   diff_app [--iters N] [--scale F] [--phases K] [--slow RANGE=PCT]... [--add RANGE]
-//            [--skip RANGE] [--calls RANGE=N]
+//            [--skip RANGE] [--calls RANGE=N] [--layers K]
 //
 // --slow makes RANGE PCT percent longer; --add runs one more range of 150 us per step; --skip
-// leaves RANGE out; --calls runs RANGE N times a step (default once); --scale multiplies every length; --phases adds K ranges per step, "phase A"
+// leaves RANGE out; --layers runs K ranges "Layer 0" ... "Layer K-1" (30 us) a step (numbered
+// names with many instances each); --calls runs RANGE N times a step (default once); --scale multiplies every length; --phases adds K ranges per step, "phase A"
 // (20 us), "phase B" (35 us), ... (K <= 26; for the bench, more items per run); --work fixed
 // makes each range a fixed amount of arithmetic (about the same length on an idle core) instead
 // of a wait for the clock, so its length varies as real code's does: with the load, the cache,
@@ -52,6 +53,7 @@ void arithmetic(long iterations) {
 struct options {
   int iters = 30;
   int phases = 0;
+  int layers = 0;
   bool fixed_work = false;
   double scale = 1.0;
   std::map<std::string, double> slow;  // range -> factor
@@ -112,6 +114,11 @@ options parse(int argc, char** argv) {
       if (o.phases < 0 || o.phases > 26) {
         bad("--phases takes 0 to 26");
       }
+    } else if (a == "--layers") {
+      o.layers = std::atoi(v.c_str());
+      if (o.layers < 0 || o.layers > 100) {
+        bad("--layers takes 0 to 100");
+      }
     } else if (a == "--scale") {
       o.scale = std::atof(v.c_str());
     } else if (a == "--slow") {
@@ -150,6 +157,9 @@ int main(int argc, char** argv) {
     work(o, "store", 200);
     for (auto const& extra : o.added) {
       work(o, extra, 150);
+    }
+    for (int k = 0; k < o.layers; ++k) {
+      work(o, "Layer " + std::to_string(k), 30.0);
     }
     for (int k = 0; k < o.phases; ++k) {
       work(o, std::string{"phase "} + static_cast<char>('A' + k), 20.0 + 15.0 * k);

@@ -321,7 +321,7 @@ void judge(diff_row& r, diff_options const& o) {
     return std::fabs(m.change) > o.threshold &&
            (!duration || std::fabs(delta) >= static_cast<double>(o.floor_ns));
   };
-  bool const med = r.median.significant && large(r.median, true);
+  bool const med = r.median.significant && large(r.median, !r.whole_group);
   bool const calls = r.calls.significant && large(r.calls, false);
   bool const time = r.time.significant && large(r.time, true);
   r.grew = !r.whole_group || !o.relative
