@@ -13,7 +13,7 @@ fixture   Traces written here, whose runs differ as real programs' runs do: ever
           unchanged runs is compared with itself (false verdicts: any slower, faster, more or
           fewer; a 10% gate that fails), at 1, 3 and 5 runs a side; runs in which one host range
           and one kernel are +10%, +25% or +50% longer, or one kernel runs twice as often, are
-          compared with unchanged runs (detection) at 3 and 5 runs a side.
+          compared with unchanged runs (detection) at 3 and 5 runs a side (+25%: 2, 3, 5, 10).
 traces    Unchanged runs of real programs (one folder of traces per program, such as the GPU
           machine's ten runs each of reduce v3 and v4, stream_workers, a program with numbered
           steps): every comparison of disjoint subsets at 1, 3 and 5 runs a side (sampled when
@@ -34,6 +34,7 @@ import json
 import math
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -171,7 +172,7 @@ def fixture(a, w, out_rows):
     targets = {"compute": ":compute", "kernel": "kernel_7(float*, int)",
                "gelu": "gelu_forward(float*, const float*, int)"}
     for label, runs in changed.items():
-        for k in (3, 5):
+        for k in ((2, 3, 5, 10) if label == "+25%" else (3, 5)):
             for rule, opts in RULES.items():
                 found = {t: 0 for t in targets}
                 others = 0
@@ -301,6 +302,10 @@ def main():
     ap.add_argument("--name", default=None)
     a = ap.parse_args()
     name = a.name or f"diff-noise-{a.what}"
+    # A copy of the tool: a rebuild while the experiment runs must not change it halfway.
+    keep = tempfile.mkdtemp(prefix="diff-noise-tool-")
+    shutil.copy(a.capture, os.path.join(keep, "nvtxpp-capture"))
+    a.capture = os.path.join(keep, "nvtxpp-capture")
     os.makedirs(a.out, exist_ok=True)
     lines = []
 
