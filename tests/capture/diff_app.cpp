@@ -8,11 +8,11 @@
 //
 // --slow makes RANGE PCT percent longer; --add runs one more range of 150 us per step; --skip
 // leaves RANGE out; --layers runs K ranges "Layer 0" ... "Layer K-1" (30 us) a step (numbered
-// names with many instances each); --calls runs RANGE N times a step (default once); --scale multiplies every length; --phases adds K ranges per step, "phase A"
-// (20 us), "phase B" (35 us), ... (K <= 26; for the bench, more items per run); --work fixed
-// makes each range a fixed amount of arithmetic (about the same length on an idle core) instead
-// of a wait for the clock, so its length varies as real code's does: with the load, the cache,
-// the clock frequency.
+// names with many instances each); --calls runs RANGE N times a step (default once); --scale
+// multiplies every length; --phases adds K ranges per step, "phase A" (20 us), "phase B" (35 us),
+// ... (K <= 26; for the bench, more items per run); --work fixed makes each range a fixed amount of
+// arithmetic (about the same length on an idle core) instead of a wait for the clock, so its length
+// varies as real code's does: with the load, the cache, the clock frequency.
 #include <nvtx3/nvToolsExt.h>
 
 #include <time.h>

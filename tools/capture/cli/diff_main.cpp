@@ -291,14 +291,12 @@ int gate(std::vector<diff_row> const& rows, diff_args const& d) {
   std::string list;
   for (std::size_t i = 0; i < failed.size() && i < 5; ++i) {
     list += fmt::format("{}{} {} ({:+.1f}%)", i != 0 ? ", " : "", to_string(failed[i]->kind),
-                        display_name(failed[i]->name, 60),
-                        100 * gate_change(*failed[i]));
+                        display_name(failed[i]->name, 60), 100 * gate_change(*failed[i]));
   }
   if (failed.size() > 5) {
     list += fmt::format(" and {} more", failed.size() - 5);
   }
-  std::fprintf(stderr,
-               "nvtxpp-capture diff: gate failed: %zu item(s) grew by more than %g%%: %s\n",
+  std::fprintf(stderr, "nvtxpp-capture diff: gate failed: %zu item(s) grew by more than %g%%: %s\n",
                failed.size(), 100 * *d.fail_above, list.c_str());
   return 1;
 }
@@ -331,8 +329,8 @@ int diff_main(int argc, char** argv) {
   }
   if (d.csv) {
     print_diff_csv(stdout, rows);
-    for (auto const& line : {test_line(result, d.opt), folded_line(result),
-                             shift_note(result, d.opt)}) {
+    for (auto const& line :
+         {test_line(result, d.opt), folded_line(result), shift_note(result, d.opt)}) {
       if (!line.empty()) {
         std::fprintf(stderr, "nvtxpp-capture diff: %s\n", line.c_str());
       }

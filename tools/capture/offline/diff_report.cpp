@@ -76,7 +76,7 @@ std::string test_line(diff_result const& result, diff_options const& options) {
     return fmt::format(
         "{} run(s) against {}: no verdict of slower, faster, more or fewer, since one run says "
         "nothing of how runs differ; give 2 or more runs a side (5 find a 25% change of an item "
-        "whose runs vary by 5%: docs/diff.md)",
+        "whose runs vary by 3.5%: docs/diff.md)",
         result.base_runs, result.new_runs);
   }
   return fmt::format(
@@ -110,13 +110,12 @@ void print_diff_table(std::FILE* out, diff_result const& result, diff_options co
   t.title = fmt::format(
       "Changes, base -> new ({} run(s) against {}; false discovery rate {}, threshold {:.1f}%)",
       result.base_runs, result.new_runs, options.alpha, 100 * options.threshold);
-  t.header = {"Verdict", "Kind",    "Name",
-              "Style",   "Base Med", "New Med",
-              "Change",  fmt::format("{:g}% CI", 100 * (1 - options.alpha)), "p",
-              "Calls/run", "Time/run", "Total/run",
-              "Note"};
-  t.left = {true,  true,  true,  true,  false, false, false,
-            false, false, false, false, false, true};
+  t.header = {
+      "Verdict",  "Kind",      "Name",     "Style",
+      "Base Med", "New Med",   "Change",   fmt::format("{:g}% CI", 100 * (1 - options.alpha)),
+      "p",        "Calls/run", "Time/run", "Total/run",
+      "Note"};
+  t.left = {true, true, true, true, false, false, false, false, false, false, false, false, true};
   std::map<std::string, std::size_t> counts;
   std::size_t items = 0;
   for (auto const& r : rows) {
@@ -127,18 +126,17 @@ void print_diff_table(std::FILE* out, diff_result const& result, diff_options co
     std::string const ci =
         r.median.tested ? "[" + pct(r.median.ci.lo) + ", " + pct(r.median.ci.hi) + "]" : "-";
     if (r.whole_group) {
-      t.rows.push_back({to_string(r.v), "all", r.name, "", "-", "-", pct(r.median.change), ci,
-                        p_text(r.median), "-", "-", "-",
-                        r.note.empty() ? fmt::format("run-wide shift over {} items", r.members)
-                                       : r.note});
+      t.rows.push_back(
+          {to_string(r.v), "all", r.name, "", "-", "-", pct(r.median.change), ci, p_text(r.median),
+           "-", "-", "-",
+           r.note.empty() ? fmt::format("run-wide shift over {} items", r.members) : r.note});
       continue;
     }
-    t.rows.push_back({to_string(r.v), to_string(r.kind), r.name, r.style,
-                      r.base_n != 0 ? human_ns(r.median.base) : "-",
-                      r.new_n != 0 ? human_ns(r.median.now) : "-",
-                      both(r) ? pct(r.median.change) : "-", ci, p_text(r.median),
-                      both(r) ? calls_text(r) : "-", both(r) ? pct(r.time.change) : "-",
-                      signed_human(r.impact()), r.note});
+    t.rows.push_back(
+        {to_string(r.v), to_string(r.kind), r.name, r.style,
+         r.base_n != 0 ? human_ns(r.median.base) : "-", r.new_n != 0 ? human_ns(r.median.now) : "-",
+         both(r) ? pct(r.median.change) : "-", ci, p_text(r.median), both(r) ? calls_text(r) : "-",
+         both(r) ? pct(r.time.change) : "-", signed_human(r.impact()), r.note});
   }
   print_text_table(out, t, false, name_width, true);
   fmt::print(out,
@@ -146,8 +144,8 @@ void print_diff_table(std::FILE* out, diff_result const& result, diff_options co
              "new, {} gone\n",
              items, counts["slower"], counts["faster"], counts["more"], counts["fewer"],
              counts["same"], counts["untested"], counts["new"], counts["gone"]);
-  for (auto const& line : {test_line(result, options), folded_line(result),
-                           shift_note(result, options)}) {
+  for (auto const& line :
+       {test_line(result, options), folded_line(result), shift_note(result, options)}) {
     if (!line.empty()) {
       std::string l = line;
       for (std::size_t at = l.find('\n'); at != std::string::npos; at = l.find('\n', at + 2)) {
@@ -167,29 +165,27 @@ void print_diff_csv(std::FILE* out, std::vector<diff_row> const& rows) {
   auto num = [](double v) {
     return std::isinf(v) ? std::string{v > 0 ? "inf" : "-inf"} : fmt::format("{:.3f}", v);
   };
-  auto pct_of = [&](diff_measure const& /*m*/, double v, bool present) {
-    return present ? num(100 * v) : std::string{};
-  };
+  auto pct_of = [&](double v, bool present) { return present ? num(100 * v) : std::string{}; };
   auto q_of = [](diff_measure const& m) {
     return m.tested ? fmt::format("{:.6g}", m.q) : std::string{};
   };
   for (auto const& r : rows) {
     bool const b = both(r);
+    bool const item = !r.whole_group;  // a group's row has a shift, not durations or calls
     auto const& m = r.median;
     fmt::print(out, "{},{},{},{},{},{},{},{},{},{},{},{:.1f},{:.1f},{:.1f},{},{},",
-               r.whole_group ? "all" : to_string(r.kind),
-               csv_field(r.name), r.style, r.base_n != 0 ? fmt::format("{:.1f}", m.base) : "",
-               r.new_n != 0 ? fmt::format("{:.1f}", m.now) : "", pct_of(m, m.change, b),
-               pct_of(m, m.ci.lo, m.tested), pct_of(m, m.ci.hi, m.tested),
+               r.whole_group ? "all" : to_string(r.kind), csv_field(r.name), r.style,
+               r.base_n != 0 && item ? fmt::format("{:.1f}", m.base) : "",
+               r.new_n != 0 && item ? fmt::format("{:.1f}", m.now) : "", pct_of(m.change, b),
+               pct_of(m.ci.lo, m.tested), pct_of(m.ci.hi, m.tested),
                m.tested ? fmt::format("{:.6g}", m.p) : "", r.base_n, r.new_n, r.base_total,
                r.new_total, r.impact(), to_string(r.v), csv_field(r.note));
     fmt::print(out, "{},{},{},{},{},{},{},{},{},{},{}\n", q_of(m),
-               r.base_n != 0 ? fmt::format("{:.6g}", r.calls.base) : "",
-               r.new_n != 0 ? fmt::format("{:.6g}", r.calls.now) : "",
-               pct_of(r.calls, r.calls.change, b), q_of(r.calls),
-               pct_of(r.time, r.time.change, b), pct_of(r.time, r.time.ci.lo, r.time.tested),
-               pct_of(r.time, r.time.ci.hi, r.time.tested), q_of(r.time), r.members,
-               num(100 * r.shift));
+               r.base_n != 0 && item ? fmt::format("{:.6g}", r.calls.base) : "",
+               r.new_n != 0 && item ? fmt::format("{:.6g}", r.calls.now) : "",
+               pct_of(r.calls.change, b && item), q_of(r.calls), pct_of(r.time.change, b && item),
+               pct_of(r.time.ci.lo, r.time.tested), pct_of(r.time.ci.hi, r.time.tested),
+               q_of(r.time), r.members, num(100 * r.shift));
   }
 }
 
@@ -296,7 +292,8 @@ std::string diff_svg(std::vector<diff_row> const& rows, diff_options const& opti
           "stroke=\"black\" stroke-width=\"1.5\"/>\n",
           label_w + lo, y + 21, y + 33, y + 27, label_w + up);
     }
-    std::string const change = r->base_n != 0 && r->new_n != 0 ? pct(r->median.change) : std::string{};
+    std::string const change =
+        r->base_n != 0 && r->new_n != 0 ? pct(r->median.change) : std::string{};
     s += fmt::format(
         "<text x=\"{}\" y=\"{}\">{} \xE2\x86\x92 {}  {}  <tspan font-weight=\"bold\" "
         "fill=\"{}\">{}</tspan></text>\n",

@@ -132,7 +132,6 @@ ratio_estimate ratio_interval(std::vector<std::int64_t> const& a,
   return r;
 }
 
-
 namespace {
 
 /// The regularized incomplete beta function I_x(a, b), by its continued fraction (modified
@@ -244,7 +243,8 @@ mean_difference two_sample_t(std::vector<double> const& a, std::vector<double> c
   r.diff = mean_of(b) - mean_of(a);
   auto const [var, d] = pooled_variance(a, b);
   r.df = d;
-  r.se = std::sqrt(var * (1.0 / static_cast<double>(a.size()) + 1.0 / static_cast<double>(b.size())));
+  r.se =
+      std::sqrt(var * (1.0 / static_cast<double>(a.size()) + 1.0 / static_cast<double>(b.size())));
   if (!(r.se > 0)) {
     r.se = 0;
     r.p = r.diff == 0 ? 1.0 : 0.0;
@@ -263,7 +263,8 @@ std::vector<double> benjamini_hochberg(std::vector<double> const& p) {
   for (std::size_t i = 0; i < m; ++i) {
     order[i] = i;
   }
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return p[x] < p[y]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t x, std::size_t y) { return p[x] < p[y]; });
   std::vector<double> q(m, 1.0);
   double running = 1;
   for (std::size_t k = m; k-- > 0;) {  // from the largest p down: q is the running minimum

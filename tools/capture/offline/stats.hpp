@@ -58,7 +58,6 @@ struct ratio_estimate {
 [[nodiscard]] ratio_estimate ratio_interval(std::vector<std::int64_t> const& a,
                                             std::vector<std::int64_t> const& b, double level);
 
-
 /// @brief Two-sided p-value of Student's t with `df` degrees of freedom: P(|T| >= |t|). `df`
 /// may be fractional; above 1e7 (or infinite) the normal distribution is used.
 [[nodiscard]] double student_two_sided_p(double t, double df) noexcept;

@@ -103,8 +103,8 @@ void fold_families(item_map& items, std::array<std::size_t, 2> runs, diff_option
     std::string const bare = colon == std::string::npos ? name : name.substr(colon + 1);
     std::string const folded_name = fold_digits(bare);
     if (folded_name != bare) {
-      families[{std::get<0>(k), name.substr(0, colon + 1) + folded_name, std::get<2>(k)}]
-          .push_back(k);
+      families[{std::get<0>(k), name.substr(0, colon + 1) + folded_name, std::get<2>(k)}].push_back(
+          k);
     }
   }
   for (auto const& [fk, members] : families) {
@@ -120,7 +120,8 @@ void fold_families(item_map& items, std::array<std::size_t, 2> runs, diff_option
       }
       per_run.push_back(most);
     }
-    std::nth_element(per_run.begin(), per_run.begin() + static_cast<std::ptrdiff_t>(per_run.size() / 2),
+    std::nth_element(per_run.begin(),
+                     per_run.begin() + static_cast<std::ptrdiff_t>(per_run.size() / 2),
                      per_run.end());
     if (per_run[per_run.size() / 2] >= static_cast<double>(o.min_instances)) {
       continue;
@@ -232,9 +233,9 @@ std::pair<std::array<std::vector<double>, 2>, std::size_t> run_factors(
         w.row.new_n < runs[1]) {
       continue;  // not in every run
     }
-    double const centre = (mean(a) * static_cast<double>(a.size()) +
-                           mean(b) * static_cast<double>(b.size())) /
-                          static_cast<double>(a.size() + b.size());
+    double const centre =
+        (mean(a) * static_cast<double>(a.size()) + mean(b) * static_cast<double>(b.size())) /
+        static_cast<double>(a.size() + b.size());
     for (std::size_t s = 0; s < 2; ++s) {
       auto const& x = s == 0 ? a : b;
       for (std::size_t r = 0; r < x.size(); ++r) {
@@ -409,6 +410,20 @@ std::vector<work_item> build_items(item_map& items, std::array<std::size_t, 2> r
   return out;
 }
 
+/// A new or gone item: its measures' values on the side that has it.
+void describe_one_side(work_item& w) {
+  auto& r = w.row;
+  for (std::size_t s = 0; s < 2; ++s) {
+    if ((s == 0 ? r.base_n : r.new_n) == 0) {
+      continue;
+    }
+    auto const& v = w.raw[s];
+    (s == 0 ? r.median.base : r.median.now) = std::exp(mean(v.median));
+    (s == 0 ? r.calls.base : r.calls.now) = std::exp(mean(v.calls));
+    (s == 0 ? r.time.base : r.time.now) = std::exp(mean(v.time));
+  }
+}
+
 /// The row of a group's run-wide shift: the run factors of one side against the other's.
 diff_row shift_row(std::size_t g, std::array<std::vector<double>, 2> const& f, std::size_t used,
                    diff_options const& o) {
@@ -467,6 +482,7 @@ diff_result compare_sides(diff_side const& base, diff_side const& now,
   for (auto& w : work) {
     auto& r = w.row;
     if (r.base_n == 0 || r.new_n == 0) {
+      describe_one_side(w);
       continue;
     }
     if (!r.whole_group) {

@@ -48,22 +48,22 @@ enum class verdict { slower, faster, more, fewer, same, untested, added, gone };
 
 /// @brief One judged quantity of an item: one value per run on each side.
 struct diff_measure {
-  double base = 0;        ///< geometric mean over the base's runs (ns, or calls)
-  double now = 0;         ///< the same over the new runs
-  double change = 0;      ///< now / base - 1: the estimate the interval belongs to
-  bool tested = false;    ///< a test was made (2 or more runs with values on each side)
-  double p = 1;           ///< the t test's two-sided p-value
-  double q = 1;           ///< p adjusted for all the comparison's tests (Benjamini-Hochberg)
-  stats::interval ci{};   ///< interval of `change` at 1 - alpha (contains it)
+  double base = 0;           ///< geometric mean over the base's runs (ns, or calls)
+  double now = 0;            ///< the same over the new runs
+  double change = 0;         ///< now / base - 1: the estimate the interval belongs to
+  bool tested = false;       ///< a test was made (2 or more runs with values on each side)
+  double p = 1;              ///< the t test's two-sided p-value
+  double q = 1;              ///< p adjusted for all the comparison's tests (Benjamini-Hochberg)
+  stats::interval ci{};      ///< interval of `change` at 1 - alpha (contains it)
   bool significant = false;  ///< q <= alpha
-  bool exact = false;  ///< tested, both sides constant (calls of a fixed loop): certain
+  bool exact = false;        ///< tested, both sides constant (calls of a fixed loop): certain
 };
 
 /// @brief One compared item.
 struct diff_row {
   summary_sink::item_kind kind = summary_sink::item_kind::range;
-  std::string name;   ///< "domain:name" for ranges and projections, as the summary shows it
-  std::string style;  ///< "PushPop"/"StartEnd" for ranges and projections, else ""
+  std::string name;        ///< "domain:name" for ranges and projections, as the summary shows it
+  std::string style;       ///< "PushPop"/"StartEnd" for ranges and projections, else ""
   std::size_t base_n = 0;  ///< instances, all base runs together
   std::size_t new_n = 0;
   std::size_t members = 1;  ///< names folded into this row (numbered families), else 1
@@ -93,9 +93,9 @@ struct diff_side {
 
 /// @brief The run-wide shift of one group of items (host ranges; GPU items).
 struct group_shift {
-  std::string group;       ///< "host ranges" or "GPU items"
-  double shift = 0;        ///< mean run factor of the new side over the base's, minus 1
-  std::size_t items = 0;   ///< the items the run factors are the medians over
+  std::string group;      ///< "host ranges" or "GPU items"
+  double shift = 0;       ///< mean run factor of the new side over the base's, minus 1
+  std::size_t items = 0;  ///< the items the run factors are the medians over
 };
 
 /// @brief A family of numbered names folded into one row.
