@@ -325,8 +325,11 @@ void judge(diff_row& r, diff_options const& o) {
   bool const med = r.median.significant && large(r.median, !r.whole_group);
   bool const calls = r.calls.significant && large(r.calls, false);
   bool const time = r.time.significant && large(r.time, true);
+  // More calls are more time unless the instances shortened as much (gate_change weighs both):
+  // tested on the calls, that holds where a total's preempted instances blur the time test.
   r.grew = !r.whole_group || !o.relative
-               ? (med && r.median.change > 0) || (time && r.time.change > 0)
+               ? (med && r.median.change > 0) || (time && r.time.change > 0) ||
+                     (calls && r.calls.change > 0)
                : false;
   std::string const calls_text = fmt::format("calls per run {} ({:.4g} -> {:.4g})",
                                              pct(r.calls.change), r.calls.base, r.calls.now);
@@ -554,13 +557,12 @@ double gate_change(diff_row const& r) noexcept {
   if (r.whole_group) {
     return r.median.change;
   }
-  double grew = -1;
-  for (auto const* m : {&r.median, &r.time}) {
-    if (m->base > 0 && m->now > 0) {
-      grew = std::max(grew, m->now / m->base - 1);
-    }
+  auto const ratio = [](diff_measure const& m) { return m.base > 0 ? m.now / m.base : 0.0; };
+  double grew = std::max(ratio(r.median), ratio(r.time));
+  if (r.v == verdict::more) {  // as many more instances, each as long as the median says
+    grew = std::max(grew, ratio(r.calls) * ratio(r.median));
   }
-  return grew;
+  return grew - 1;
 }
 
 std::vector<diff_row const*> gate_failures(std::vector<diff_row> const& rows, double above,

@@ -120,17 +120,17 @@ struct diff_result {
 [[nodiscard]] diff_result compare_sides(diff_side const& base, diff_side const& now,
                                         diff_options const& options);
 
-/// @brief The CI gate (--fail-above, --gate): the rows whose median instance is `slower` by
-/// more than `above` (a fraction), or whose time per run grew significantly by more than
-/// `above` (longer or more numerous instances), and whose name matches one of `gates` (all rows
-/// when `gates` is empty). A range or projection matches by its name without the domain or by
+/// @brief The CI gate (--fail-above, --gate): the rows that grew (diff_row::grew) by more than
+/// `above` (a fraction, gate_change), and whose name matches one of `gates` (all rows when
+/// `gates` is empty). A range or projection matches by its name without the domain or by
 /// its full "domain:name".
 [[nodiscard]] std::vector<diff_row const*> gate_failures(std::vector<diff_row> const& rows,
                                                          double above,
                                                          std::vector<name_pattern> const& gates);
 
-/// @brief How much a row grew, as measured (its run-wide shift included): the larger of its
-/// median instance's and its time per run's change; a group's row: its shift.
+/// @brief How much a row grew, as measured (its run-wide shift included): the largest of its
+/// median instance's change, its time per run's, and for `more` calls, calls times median
+/// instance; a group's row: its shift.
 [[nodiscard]] double gate_change(diff_row const& r) noexcept;
 
 }  // namespace nvtxpp::capture
