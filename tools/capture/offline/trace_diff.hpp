@@ -76,6 +76,8 @@ struct diff_row {
   /// Grew beyond the noise and the threshold: its median instance or time per run (beyond its
   /// group's shift), or its whole group (the gate's condition, with how much: gate_change).
   bool grew = false;
+  /// How much it grew, as measured, in the measures found grown (diff_row::grew; -1: none).
+  double growth = -1;
   /// The run-wide shift of the item's group that Change is beyond (0: none taken out).
   double shift = 0;
   /// The row of a group's run-wide shift ("host ranges", "GPU items"), not an item.
@@ -128,9 +130,9 @@ struct diff_result {
                                                          double above,
                                                          std::vector<name_pattern> const& gates);
 
-/// @brief How much a row grew, as measured (its run-wide shift included): the largest of its
-/// median instance's change, its time per run's, and for `more` calls, calls times median
-/// instance; a group's row: its shift.
+/// @brief How much a row grew, as measured (its run-wide shift included), in the measures found
+/// grown: its median instance's change, its time per run's, for more calls the calls times
+/// the median instance, for its group's shift its median instance's; a group's row: its shift.
 [[nodiscard]] double gate_change(diff_row const& r) noexcept;
 
 }  // namespace nvtxpp::capture
