@@ -9,27 +9,47 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 
 jobs="${NVTXPP_JOBS:-$(nproc)}"
+# Each stage's time, printed at the end (and when a stage fails: the stages so far).
+stages=()
+stage_start=$SECONDS
+stage() {  # stage NAME: closes the stage before it, opens NAME
+  if [ -n "${stage_name:-}" ]; then
+    stages+=("$(printf '%-44s %5d s' "$stage_name" $((SECONDS - stage_start)))")
+  fi
+  stage_name="$1"
+  stage_start=$SECONDS
+  [ -n "$1" ] && echo "== $1"
+  return 0
+}
+print_stages() {
+  stage ""
+  echo "== stage times"
+  printf '  %s\n' "${stages[@]}"
+  printf '  %-44s %5d s\n' "total" "$SECONDS"
+}
+trap print_stages EXIT
 exclude="gpu"
 [ "${NVTXPP_TEST_GPU:-0}" = "1" ] && exclude="^$"
 
-echo "== build (Release, warnings as errors)"
+stage "build (Release, warnings as errors)"
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DNVTXPP_BUILD_BENCHMARKS=ON
 cmake --build build/release -j "$jobs"
-echo "== tests"
+stage "tests"
 ctest --test-dir build/release -j "$jobs" --output-on-failure -LE "$exclude"
 
-echo "== tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+stage "build under AddressSanitizer + UndefinedBehaviorSanitizer"
 san="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DNVTXPP_BUILD_EXAMPLES=OFF \
   "-DCMAKE_CXX_FLAGS=$san" "-DCMAKE_EXE_LINKER_FLAGS=$san" "-DCMAKE_SHARED_LINKER_FLAGS=$san"
 cmake --build build/asan -j "$jobs"
+stage "tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 # Packaging and compile-fail tests build other projects: nothing to sanitize there. Tests
 # labelled `nosan` cannot run under the sanitizers' runtime (they say why in their CMakeLists).
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build/asan -j "$jobs" --output-on-failure \
   -LE "gpu|packaging|compile_fail|nosan"
 
-echo "== thread and capture tests under ThreadSanitizer"
+stage "build under ThreadSanitizer"
 # Only the targets those tests need; the injection library and the CUPTI test double too, since
 # they are loaded into the TSan-built capture app. tests/tsan.supp suppresses NVTX's own header
 # code only (each line says why). capture.memory and capture.memory_threads (10 million ranges
@@ -48,11 +68,12 @@ for t in nvtxpp_capture_nvtxpp_app nvtxpp_fake_cupti nvtxpp_capture_graph_app nv
   if grep -q "^$t:" <<<"$tsan_all"; then tsan_targets+=("$t"); fi
 done
 cmake --build build/tsan -j "$jobs" --target "${tsan_targets[@]}"
+stage "thread and capture tests under ThreadSanitizer"
 TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/tests/tsan.supp" \
   ctest --test-dir build/tsan -j "$jobs" --output-on-failure -R 'thread|^capture\.|^test_memory$' \
   -E '^capture\.memory' -LE "$exclude"
 
-echo "== fuzzers (libFuzzer, 20 s each)"
+stage "fuzzers (libFuzzer, 20 s each)"
 if command -v clang++ >/dev/null; then
   CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DNVTXPP_BUILD_EXAMPLES=OFF -DNVTXPP_INSTALL=OFF -DNVTXPP_BUILD_FUZZERS=ON
@@ -68,4 +89,5 @@ if command -v clang++ >/dev/null; then
 else
   echo "no clang++: fuzzers skipped"
 fi
+stage ""
 echo "== all tests passed"

@@ -258,6 +258,37 @@ struct proj_row {
   std::uint64_t child_sum = 0;
 };
 
+/// cuda_gpu_kern_sum and cuda_gpu_mem_time_sum share a layout but for the count's name.
+table by_name(std::map<std::string, std::vector<std::int64_t>> const& src, std::string title,
+              char const* count, char const* name) {
+  table t;
+  t.title = std::move(title);
+  t.header = {"Time (%)", "Total Time (ns)", count,         "Avg (ns)", "Med (ns)",
+              "Min (ns)", "Max (ns)",        "StdDev (ns)", name};
+  t.left = {false, false, false, false, false, false, false, false, true};
+  std::vector<std::pair<value_stats, std::string>> rows;
+  double all = 0;
+  for (auto const& [key, values] : src) {
+    auto v = values;
+    rows.emplace_back(stats_of(v), key);
+    all += rows.back().first.total;
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](auto const& a, auto const& b) {
+    return a.first.total != b.first.total ? a.first.total > b.first.total : a.second < b.second;
+  });
+  for (auto const& [s, key] : rows) {
+    double const pct = all > 0 ? 100.0 * s.total / all : 0.0;
+    auto const total = to_u64(s.total);
+    t.rows.push_back({fmt::format("{:.1f}", pct), grouped(total), grouped(std::uint64_t{s.n}),
+                      grouped(s.avg), grouped(s.med), u(s.min), u(s.max), grouped(s.stddev), key});
+    t.csv_rows.push_back({fmt::format("{:.1f}", pct), std::to_string(total), std::to_string(s.n),
+                          fmt::format("{:.1f}", s.avg), fmt::format("{:.1f}", s.med),
+                          std::to_string(s.min), std::to_string(s.max),
+                          fmt::format("{:.1f}", s.stddev), key});
+  }
+  return t;
+}
+
 }  // namespace
 
 struct summary_sink::impl {
@@ -296,6 +327,167 @@ struct summary_sink::impl {
   /// --cuda-graph-trace=graph: launch durations by "CUDA graph <id>"; node: graph node work seen.
   std::map<std::string, std::vector<std::int64_t>> graph_launches;
   std::uint64_t graph_nodes = 0;
+
+  /// nvtx_sum.
+  [[nodiscard]] table nvtx_table() {
+    table t;
+    t.title = "NVTX Range Summary (nvtxpp-capture; nsys nvtx_sum layout)";
+    t.header = {"Time (%)", "Total Time (ns)", "Instances",   "Avg (ns)", "Med (ns)",
+                "Min (ns)", "Max (ns)",        "StdDev (ns)", "Style",    "Range"};
+    t.left = {false, false, false, false, false, false, false, false, true, true};
+    struct r {
+      value_stats s;
+      char const* style;
+      std::string range;
+    };
+    std::vector<r> sorted;
+    double all = 0;
+    for (auto& s : rows) {
+      sorted.push_back(
+          {stats_of(s.durations), s.push_pop ? "PushPop" : "StartEnd", s.domain + ":" + s.name});
+      all += sorted.back().s.total;
+    }
+    std::stable_sort(sorted.begin(), sorted.end(), [](r const& a, r const& b) {
+      return a.s.total != b.s.total ? a.s.total > b.s.total : a.range < b.range;
+    });
+    for (auto const& x : sorted) {
+      double const pct = all > 0 ? 100.0 * x.s.total / all : 0.0;
+      auto const total = to_u64(x.s.total);
+      t.rows.push_back({fmt::format("{:.1f}", pct), grouped(total), grouped(std::uint64_t{x.s.n}),
+                        grouped(x.s.avg), grouped(x.s.med), u(x.s.min), u(x.s.max),
+                        grouped(x.s.stddev), x.style, x.range});
+      t.csv_rows.push_back(
+          {fmt::format("{:.1f}", pct), std::to_string(total), std::to_string(x.s.n),
+           fmt::format("{:.1f}", x.s.avg), fmt::format("{:.1f}", x.s.med), std::to_string(x.s.min),
+           std::to_string(x.s.max), fmt::format("{:.1f}", x.s.stddev), x.style, x.range});
+    }
+    return t;
+  }
+
+  /// nvtx_gpu_proj_sum.
+  [[nodiscard]] table projection_table() {
+    table p;
+    p.title = "NVTX GPU Projection Summary (nsys nvtx_gpu_proj_sum layout)";
+    p.header = {"Range",
+                "Style",
+                "Total Proj Time (ns)",
+                "Total Range Time (ns)",
+                "Range Instances",
+                "Proj Avg (ns)",
+                "Proj Med (ns)",
+                "Proj Min (ns)",
+                "Proj Max (ns)",
+                "Proj StdDev (ns)",
+                "Total GPU Ops",
+                "Avg GPU Ops",
+                "Avg Range Lvl",
+                "Avg Num Child"};
+    p.left = {true,  true,  false, false, false, false, false,
+              false, false, false, false, false, false, false};
+    struct pr {
+      value_stats s;
+      proj_row const* row;
+    };
+    std::vector<pr> prs;
+    for (auto& pr_row : proj_rows) {
+      auto v = pr_row.proj;
+      prs.push_back({stats_of(v), &pr_row});
+    }
+    std::stable_sort(prs.begin(), prs.end(), [](pr const& a, pr const& b) {
+      return a.s.total != b.s.total ? a.s.total > b.s.total : a.row->name < b.row->name;
+    });
+    for (auto const& x : prs) {
+      auto const n = static_cast<double>(x.s.n);
+      auto const avg_ops = static_cast<double>(x.row->ops) / n;
+      auto const lvl = static_cast<double>(x.row->level_sum) / n;
+      auto const child = static_cast<double>(x.row->child_sum) / n;
+      auto const total = to_u64(x.s.total);
+      p.rows.push_back({x.row->name, x.row->style, grouped(total), u(x.row->range_total),
+                        grouped(std::uint64_t{x.s.n}), grouped(x.s.avg), grouped(x.s.med),
+                        u(x.s.min), u(x.s.max), grouped(x.s.stddev), grouped(x.row->ops),
+                        grouped(avg_ops), grouped(lvl), grouped(child)});
+      p.csv_rows.push_back(
+          {x.row->name, x.row->style, std::to_string(total), std::to_string(x.row->range_total),
+           std::to_string(x.s.n), fmt::format("{:.1f}", x.s.avg), fmt::format("{:.1f}", x.s.med),
+           std::to_string(x.s.min), std::to_string(x.s.max), fmt::format("{:.1f}", x.s.stddev),
+           std::to_string(x.row->ops), fmt::format("{:.1f}", avg_ops), fmt::format("{:.1f}", lvl),
+           fmt::format("{:.1f}", child)});
+    }
+    return p;
+  }
+
+  /// Ranges in CUDA graph launches: one instance per range and launch (nvtxpp-capture's own).
+  [[nodiscard]] table graph_range_table() {
+    table g;
+    g.title =
+        "NVTX Ranges in CUDA Graph Launches (nvtxpp-capture: GPU side of capture-time "
+        "ranges)";
+    g.header = {"Range",     "Total GPU Time (ns)",
+                "Instances", "Avg (ns)",
+                "Med (ns)",  "Min (ns)",
+                "Max (ns)",  "Kernels",
+                "Memcpys",   "Memsets"};
+    g.left = {true, false, false, false, false, false, false, false, false, false};
+    std::vector<std::pair<value_stats, std::pair<std::string, graph_row const*>>> sorted;
+    for (auto const& [name, g_row] : graph_rows) {
+      auto v = g_row.spans;
+      sorted.push_back({stats_of(v), {name, &g_row}});
+    }
+    std::stable_sort(sorted.begin(), sorted.end(), [](auto const& a, auto const& b) {
+      return a.first.total != b.first.total ? a.first.total > b.first.total
+                                            : a.second.first < b.second.first;
+    });
+    for (auto const& [st, named] : sorted) {
+      auto const& [name, g_row] = named;
+      auto const total = to_u64(st.total);
+      g.rows.push_back({name, grouped(total), grouped(std::uint64_t{st.n}), grouped(st.avg),
+                        grouped(st.med), u(st.min), u(st.max), grouped(g_row->kernels),
+                        grouped(g_row->memcpys), grouped(g_row->memsets)});
+      g.csv_rows.push_back({name, std::to_string(total), std::to_string(st.n),
+                            fmt::format("{:.1f}", st.avg), fmt::format("{:.1f}", st.med),
+                            std::to_string(st.min), std::to_string(st.max),
+                            std::to_string(g_row->kernels), std::to_string(g_row->memcpys),
+                            std::to_string(g_row->memsets)});
+    }
+    return g;
+  }
+
+  /// The lines after the tables: graph work listed node by node, the warnings.
+  void print_notes(std::FILE* out, read_totals const& totals,
+                   summary_options const& options) const {
+    bool const csv = options.csv;
+    if (graph_nodes != 0) {
+      // Why these tables and Nsight Systems' defaults differ on graph programs (docs/graphs.md).
+      fmt::print(out,
+                 "\n{}{} operation(s) of CUDA graph launches are listed node by node "
+                 "(--cuda-graph-trace=node, the default here); Nsight Systems' default "
+                 "(--cuda-graph-trace=graph) leaves them out of its kernel and memory reports\n",
+                 csv ? "# " : " ** ", graph_nodes);
+    }
+    std::uint64_t total_warnings = 0;
+    for (auto const& [kind, n] : totals.warning_counts) {
+      total_warnings += n;
+    }
+    if (total_warnings != 0) {
+      fmt::print(out, "\n{}Warnings ({}):", csv ? "# " : " ** ", total_warnings);
+      for (auto const& [kind, n] : totals.warning_counts) {
+        fmt::print(out, " {}={}", kind, n);
+      }
+      std::fputs("\n", out);
+      std::size_t shown = 0;
+      for (auto const& w : totals.warnings) {
+        if (shown++ == options.max_warning_lines) {
+          break;
+        }
+        // Warnings quote names: escape them as the table does (a name may hold a newline).
+        fmt::print(out, "{}{}\n", csv ? "# " : "    ", display_name(w, SIZE_MAX / 2));
+      }
+      if (total_warnings > totals.warnings.size()) {
+        fmt::print(out, "{}... and {} more\n", csv ? "# " : "    ",
+                   total_warnings - totals.warnings.size());
+      }
+    }
+  }
 
   void op(std::uint32_t correlation, std::int64_t start, std::int64_t end) {
     gpu = true;
@@ -458,161 +650,12 @@ void summary_sink::print(std::FILE* out, read_totals const& totals,
                          summary_options const& options) const {
   bool const csv = options.csv;
   std::vector<table> tables;
-
-  // nvtx_sum
-  {
-    table t;
-    t.title = "NVTX Range Summary (nvtxpp-capture; nsys nvtx_sum layout)";
-    t.header = {"Time (%)", "Total Time (ns)", "Instances",   "Avg (ns)", "Med (ns)",
-                "Min (ns)", "Max (ns)",        "StdDev (ns)", "Style",    "Range"};
-    t.left = {false, false, false, false, false, false, false, false, true, true};
-    struct r {
-      value_stats s;
-      char const* style;
-      std::string range;
-    };
-    std::vector<r> rows;
-    double all = 0;
-    for (auto& s : d_->rows) {
-      rows.push_back(
-          {stats_of(s.durations), s.push_pop ? "PushPop" : "StartEnd", s.domain + ":" + s.name});
-      all += rows.back().s.total;
-    }
-    std::stable_sort(rows.begin(), rows.end(), [](r const& a, r const& b) {
-      return a.s.total != b.s.total ? a.s.total > b.s.total : a.range < b.range;
-    });
-    for (auto const& x : rows) {
-      double const pct = all > 0 ? 100.0 * x.s.total / all : 0.0;
-      auto const total = to_u64(x.s.total);
-      t.rows.push_back({fmt::format("{:.1f}", pct), grouped(total), grouped(std::uint64_t{x.s.n}),
-                        grouped(x.s.avg), grouped(x.s.med), u(x.s.min), u(x.s.max),
-                        grouped(x.s.stddev), x.style, x.range});
-      t.csv_rows.push_back(
-          {fmt::format("{:.1f}", pct), std::to_string(total), std::to_string(x.s.n),
-           fmt::format("{:.1f}", x.s.avg), fmt::format("{:.1f}", x.s.med), std::to_string(x.s.min),
-           std::to_string(x.s.max), fmt::format("{:.1f}", x.s.stddev), x.style, x.range});
-    }
-    tables.push_back(std::move(t));
-  }
-
+  tables.push_back(d_->nvtx_table());
   if (d_->gpu) {
-    // nvtx_gpu_proj_sum
-    table p;
-    p.title = "NVTX GPU Projection Summary (nsys nvtx_gpu_proj_sum layout)";
-    p.header = {"Range",
-                "Style",
-                "Total Proj Time (ns)",
-                "Total Range Time (ns)",
-                "Range Instances",
-                "Proj Avg (ns)",
-                "Proj Med (ns)",
-                "Proj Min (ns)",
-                "Proj Max (ns)",
-                "Proj StdDev (ns)",
-                "Total GPU Ops",
-                "Avg GPU Ops",
-                "Avg Range Lvl",
-                "Avg Num Child"};
-    p.left = {true,  true,  false, false, false, false, false,
-              false, false, false, false, false, false, false};
-    struct pr {
-      value_stats s;
-      proj_row const* row;
-    };
-    std::vector<pr> prs;
-    for (auto& row : d_->proj_rows) {
-      auto v = row.proj;
-      prs.push_back({stats_of(v), &row});
-    }
-    std::stable_sort(prs.begin(), prs.end(), [](pr const& a, pr const& b) {
-      return a.s.total != b.s.total ? a.s.total > b.s.total : a.row->name < b.row->name;
-    });
-    for (auto const& x : prs) {
-      auto const n = static_cast<double>(x.s.n);
-      auto const avg_ops = static_cast<double>(x.row->ops) / n;
-      auto const lvl = static_cast<double>(x.row->level_sum) / n;
-      auto const child = static_cast<double>(x.row->child_sum) / n;
-      auto const total = to_u64(x.s.total);
-      p.rows.push_back({x.row->name, x.row->style, grouped(total), u(x.row->range_total),
-                        grouped(std::uint64_t{x.s.n}), grouped(x.s.avg), grouped(x.s.med),
-                        u(x.s.min), u(x.s.max), grouped(x.s.stddev), grouped(x.row->ops),
-                        grouped(avg_ops), grouped(lvl), grouped(child)});
-      p.csv_rows.push_back(
-          {x.row->name, x.row->style, std::to_string(total), std::to_string(x.row->range_total),
-           std::to_string(x.s.n), fmt::format("{:.1f}", x.s.avg), fmt::format("{:.1f}", x.s.med),
-           std::to_string(x.s.min), std::to_string(x.s.max), fmt::format("{:.1f}", x.s.stddev),
-           std::to_string(x.row->ops), fmt::format("{:.1f}", avg_ops), fmt::format("{:.1f}", lvl),
-           fmt::format("{:.1f}", child)});
-    }
-    tables.push_back(std::move(p));
-
-    // Ranges in CUDA graph launches: one instance per range and launch (nvtxpp-capture's own).
+    tables.push_back(d_->projection_table());
     if (!d_->graph_rows.empty()) {
-      table g;
-      g.title =
-          "NVTX Ranges in CUDA Graph Launches (nvtxpp-capture: GPU side of capture-time "
-          "ranges)";
-      g.header = {"Range",     "Total GPU Time (ns)",
-                  "Instances", "Avg (ns)",
-                  "Med (ns)",  "Min (ns)",
-                  "Max (ns)",  "Kernels",
-                  "Memcpys",   "Memsets"};
-      g.left = {true, false, false, false, false, false, false, false, false, false};
-      std::vector<std::pair<value_stats, std::pair<std::string, impl::graph_row const*>>> rows;
-      for (auto const& [name, row] : d_->graph_rows) {
-        auto v = row.spans;
-        rows.push_back({stats_of(v), {name, &row}});
-      }
-      std::stable_sort(rows.begin(), rows.end(), [](auto const& a, auto const& b) {
-        return a.first.total != b.first.total ? a.first.total > b.first.total
-                                              : a.second.first < b.second.first;
-      });
-      for (auto const& [st, named] : rows) {
-        auto const& [name, row] = named;
-        auto const total = to_u64(st.total);
-        g.rows.push_back({name, grouped(total), grouped(std::uint64_t{st.n}), grouped(st.avg),
-                          grouped(st.med), u(st.min), u(st.max), grouped(row->kernels),
-                          grouped(row->memcpys), grouped(row->memsets)});
-        g.csv_rows.push_back({name, std::to_string(total), std::to_string(st.n),
-                              fmt::format("{:.1f}", st.avg), fmt::format("{:.1f}", st.med),
-                              std::to_string(st.min), std::to_string(st.max),
-                              std::to_string(row->kernels), std::to_string(row->memcpys),
-                              std::to_string(row->memsets)});
-      }
-      tables.push_back(std::move(g));
+      tables.push_back(d_->graph_range_table());
     }
-
-    // cuda_gpu_kern_sum and cuda_gpu_mem_time_sum share a layout but for the count's name.
-    auto by_name = [](std::map<std::string, std::vector<std::int64_t>> const& src,
-                      std::string title, char const* count, char const* name) {
-      table t;
-      t.title = std::move(title);
-      t.header = {"Time (%)", "Total Time (ns)", count,         "Avg (ns)", "Med (ns)",
-                  "Min (ns)", "Max (ns)",        "StdDev (ns)", name};
-      t.left = {false, false, false, false, false, false, false, false, true};
-      std::vector<std::pair<value_stats, std::string>> rows;
-      double all = 0;
-      for (auto const& [key, values] : src) {
-        auto v = values;
-        rows.emplace_back(stats_of(v), key);
-        all += rows.back().first.total;
-      }
-      std::stable_sort(rows.begin(), rows.end(), [](auto const& a, auto const& b) {
-        return a.first.total != b.first.total ? a.first.total > b.first.total : a.second < b.second;
-      });
-      for (auto const& [s, key] : rows) {
-        double const pct = all > 0 ? 100.0 * s.total / all : 0.0;
-        auto const total = to_u64(s.total);
-        t.rows.push_back({fmt::format("{:.1f}", pct), grouped(total), grouped(std::uint64_t{s.n}),
-                          grouped(s.avg), grouped(s.med), u(s.min), u(s.max), grouped(s.stddev),
-                          key});
-        t.csv_rows.push_back({fmt::format("{:.1f}", pct), std::to_string(total),
-                              std::to_string(s.n), fmt::format("{:.1f}", s.avg),
-                              fmt::format("{:.1f}", s.med), std::to_string(s.min),
-                              std::to_string(s.max), fmt::format("{:.1f}", s.stddev), key});
-      }
-      return t;
-    };
     tables.push_back(by_name(d_->kernels, "CUDA GPU Kernel Summary (nsys cuda_gpu_kern_sum layout)",
                              "Instances", "Name"));
     tables.push_back(
@@ -625,7 +668,6 @@ void summary_sink::print(std::FILE* out, read_totals const& totals,
                                "Launches", "Graph"));
     }
   }
-
   for (std::size_t i = 0; i < tables.size(); ++i) {
     print_table(out, tables[i], csv, options.name_width, i == 0);
     if (i == 0 && !csv && d_->rows.empty()) {
@@ -633,37 +675,7 @@ void summary_sink::print(std::FILE* out, read_totals const& totals,
     }
   }
 
-  if (d_->graph_nodes != 0) {
-    // Why these tables and Nsight Systems' defaults differ on graph programs (docs/graphs.md).
-    fmt::print(out,
-               "\n{}{} operation(s) of CUDA graph launches are listed node by node "
-               "(--cuda-graph-trace=node, the default here); Nsight Systems' default "
-               "(--cuda-graph-trace=graph) leaves them out of its kernel and memory reports\n",
-               csv ? "# " : " ** ", d_->graph_nodes);
-  }
-  std::uint64_t total_warnings = 0;
-  for (auto const& [kind, n] : totals.warning_counts) {
-    total_warnings += n;
-  }
-  if (total_warnings != 0) {
-    fmt::print(out, "\n{}Warnings ({}):", csv ? "# " : " ** ", total_warnings);
-    for (auto const& [kind, n] : totals.warning_counts) {
-      fmt::print(out, " {}={}", kind, n);
-    }
-    std::fputs("\n", out);
-    std::size_t shown = 0;
-    for (auto const& w : totals.warnings) {
-      if (shown++ == options.max_warning_lines) {
-        break;
-      }
-      // Warnings quote names: escape them as the table does (a name may hold a newline).
-      fmt::print(out, "{}{}\n", csv ? "# " : "    ", display_name(w, SIZE_MAX / 2));
-    }
-    if (total_warnings > totals.warnings.size()) {
-      fmt::print(out, "{}... and {} more\n", csv ? "# " : "    ",
-                 total_warnings - totals.warnings.size());
-    }
-  }
+  d_->print_notes(out, totals, options);
 }
 
 // ------------------------------------------------------------------------------------------------
