@@ -71,6 +71,11 @@ class converter {
   [[nodiscard]] std::uint64_t in_flight() const noexcept { return in_flight_; }
 
  private:
+  bool convert_kernel(void const* activity, gpu_out& out);
+  bool convert_memcpy(void const* activity, gpu_out& out);
+  bool convert_memset(void const* activity, gpu_out& out);
+  bool convert_sync(void const* activity, gpu_out& out);
+  bool convert_api(void const* activity, bool runtime, gpu_out& out);
   bool in_flight(std::uint64_t start, std::uint64_t end) noexcept {
     bool const running = end == 0 || end < start;
     in_flight_ += running ? 1U : 0U;

@@ -86,69 +86,133 @@ bool convert_migration(CUpti_ActivityUnifiedMemoryCounter3 const& u, gpu_out& ou
 
 }  // namespace
 
+/// A kernel's record (in flight: not yet).
+bool converter::convert_kernel(void const* activity, gpu_out& out) {
+  auto const& k = *static_cast<CUpti_ActivityKernel10 const*>(activity);
+  if (in_flight(k.start, k.end)) {
+    return false;
+  }
+  rec::gpu_kernel g{};
+  g.start = ns(k.start);
+  g.end = ns(k.end);
+  g.device = k.deviceId;
+  g.context = k.contextId;
+  g.stream = k.streamId;
+  g.correlation = k.correlationId;
+  g.name = intern(k.name != nullptr ? k.name : "<unnamed kernel>");
+  g.grid[0] = k.gridX;
+  g.grid[1] = k.gridY;
+  g.grid[2] = k.gridZ;
+  g.block[0] = k.blockX;
+  g.block[1] = k.blockY;
+  g.block[2] = k.blockZ;
+  g.registers_per_thread = k.registersPerThread;
+  g.static_shared = k.staticSharedMemory;
+  g.dynamic_shared = k.dynamicSharedMemory;
+  g.local_per_thread = k.localMemoryPerThread;
+  // localMemoryTotal (32 bits) can overflow; CUPTI fills the 64-bit field since Kernel9.
+  g.local_total = k.localMemoryTotal_v2 != 0 ? k.localMemoryTotal_v2 : k.localMemoryTotal;
+  g.grid_id = static_cast<std::uint64_t>(k.gridId);
+  g.shared_executed = k.sharedMemoryExecuted;
+  g.launch_type = k.launchType;
+  g.cache_config = k.cacheConfig.config.requested;
+  put(out, rec::gpu_record::kernel, g);
+  out.graph_node = k.graphNodeId;
+  out.graph = k.graphId;
+  ++gpu_work_;
+  return true;
+}
+
+/// A copy's record (in flight: not yet).
+bool converter::convert_memcpy(void const* activity, gpu_out& out) {
+  auto const& m = *static_cast<CUpti_ActivityMemcpy6 const*>(activity);
+  if (in_flight(m.start, m.end)) {
+    return false;
+  }
+  rec::gpu_memcpy g{};
+  g.start = ns(m.start);
+  g.end = ns(m.end);
+  g.device = m.deviceId;
+  g.context = m.contextId;
+  g.stream = m.streamId;
+  g.correlation = m.correlationId;
+  g.bytes = m.bytes;
+  g.copy_kind = m.copyKind;
+  g.src_kind = m.srcKind;
+  g.dst_kind = m.dstKind;
+  g.flags = m.flags;
+  put(out, rec::gpu_record::memcpy, g);
+  out.graph_node = m.graphNodeId;
+  out.graph = m.graphId;
+  ++gpu_work_;
+  return true;
+}
+
+/// A memset's record (in flight: not yet).
+bool converter::convert_memset(void const* activity, gpu_out& out) {
+  auto const& m = *static_cast<CUpti_ActivityMemset4 const*>(activity);
+  if (in_flight(m.start, m.end)) {
+    return false;
+  }
+  rec::gpu_memset g{};
+  g.start = ns(m.start);
+  g.end = ns(m.end);
+  g.device = m.deviceId;
+  g.context = m.contextId;
+  g.stream = m.streamId;
+  g.correlation = m.correlationId;
+  g.bytes = m.bytes;
+  g.value = m.value;
+  g.mem_kind = m.memoryKind;
+  put(out, rec::gpu_record::memset, g);
+  out.graph_node = m.graphNodeId;
+  out.graph = m.graphId;
+  ++gpu_work_;
+  return true;
+}
+
+/// A synchronisation's record.
+bool converter::convert_sync(void const* activity, gpu_out& out) {
+  auto const& s = *static_cast<CUpti_ActivitySynchronization2 const*>(activity);
+  rec::gpu_sync g{};
+  g.start = ns(s.start);
+  g.end = ns(s.end);
+  g.context = s.contextId;
+  g.stream = s.streamId;
+  g.correlation = s.correlationId;
+  g.type = static_cast<std::uint32_t>(s.type);
+  g.event = s.cudaEventId;
+  put(out, rec::gpu_record::sync, g);
+  return true;
+}
+
+/// A runtime or driver API call's record.
+bool converter::convert_api(void const* activity, bool runtime, gpu_out& out) {
+  auto const& a = *static_cast<CUpti_ActivityAPI const*>(activity);
+  rec::gpu_api g{};
+  g.start = ns(a.start);
+  g.end = ns(a.end);
+  g.kind =
+      static_cast<std::uint32_t>(runtime ? rec::gpu_api_kind::runtime : rec::gpu_api_kind::driver);
+  g.cbid = a.cbid;
+  g.correlation = a.correlationId;
+  g.pid = a.processId;
+  g.tid = a.threadId;
+  g.name = api_name_id(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, a.cbid);
+  g.return_value = static_cast<std::int32_t>(a.returnValue);
+  put(out, rec::gpu_record::api, g);
+  return true;
+}
+
 bool converter::convert(void const* activity, gpu_out& out) {
   CUpti_ActivityKind kind{};
   std::memcpy(&kind, activity, sizeof kind);
   switch (kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-      auto const& k = *static_cast<CUpti_ActivityKernel10 const*>(activity);
-      if (in_flight(k.start, k.end)) {
-        return false;
-      }
-      rec::gpu_kernel g{};
-      g.start = ns(k.start);
-      g.end = ns(k.end);
-      g.device = k.deviceId;
-      g.context = k.contextId;
-      g.stream = k.streamId;
-      g.correlation = k.correlationId;
-      g.name = intern(k.name != nullptr ? k.name : "<unnamed kernel>");
-      g.grid[0] = k.gridX;
-      g.grid[1] = k.gridY;
-      g.grid[2] = k.gridZ;
-      g.block[0] = k.blockX;
-      g.block[1] = k.blockY;
-      g.block[2] = k.blockZ;
-      g.registers_per_thread = k.registersPerThread;
-      g.static_shared = k.staticSharedMemory;
-      g.dynamic_shared = k.dynamicSharedMemory;
-      g.local_per_thread = k.localMemoryPerThread;
-      // localMemoryTotal (32 bits) can overflow; CUPTI fills the 64-bit field since Kernel9.
-      g.local_total = k.localMemoryTotal_v2 != 0 ? k.localMemoryTotal_v2 : k.localMemoryTotal;
-      g.grid_id = static_cast<std::uint64_t>(k.gridId);
-      g.shared_executed = k.sharedMemoryExecuted;
-      g.launch_type = k.launchType;
-      g.cache_config = k.cacheConfig.config.requested;
-      put(out, rec::gpu_record::kernel, g);
-      out.graph_node = k.graphNodeId;
-      out.graph = k.graphId;
-      ++gpu_work_;
-      return true;
-    }
-    case CUPTI_ACTIVITY_KIND_MEMCPY: {
-      auto const& m = *static_cast<CUpti_ActivityMemcpy6 const*>(activity);
-      if (in_flight(m.start, m.end)) {
-        return false;
-      }
-      rec::gpu_memcpy g{};
-      g.start = ns(m.start);
-      g.end = ns(m.end);
-      g.device = m.deviceId;
-      g.context = m.contextId;
-      g.stream = m.streamId;
-      g.correlation = m.correlationId;
-      g.bytes = m.bytes;
-      g.copy_kind = m.copyKind;
-      g.src_kind = m.srcKind;
-      g.dst_kind = m.dstKind;
-      g.flags = m.flags;
-      put(out, rec::gpu_record::memcpy, g);
-      out.graph_node = m.graphNodeId;
-      out.graph = m.graphId;
-      ++gpu_work_;
-      return true;
-    }
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+      return convert_kernel(activity, out);
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+      return convert_memcpy(activity, out);
     case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER:
       if (!convert_migration(*static_cast<CUpti_ActivityUnifiedMemoryCounter3 const*>(activity),
                              out)) {
@@ -156,59 +220,13 @@ bool converter::convert(void const* activity, gpu_out& out) {
       }
       ++gpu_work_;
       return true;
-    case CUPTI_ACTIVITY_KIND_MEMSET: {
-      auto const& m = *static_cast<CUpti_ActivityMemset4 const*>(activity);
-      if (in_flight(m.start, m.end)) {
-        return false;
-      }
-      rec::gpu_memset g{};
-      g.start = ns(m.start);
-      g.end = ns(m.end);
-      g.device = m.deviceId;
-      g.context = m.contextId;
-      g.stream = m.streamId;
-      g.correlation = m.correlationId;
-      g.bytes = m.bytes;
-      g.value = m.value;
-      g.mem_kind = m.memoryKind;
-      put(out, rec::gpu_record::memset, g);
-      out.graph_node = m.graphNodeId;
-      out.graph = m.graphId;
-      ++gpu_work_;
-      return true;
-    }
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
-      auto const& s = *static_cast<CUpti_ActivitySynchronization2 const*>(activity);
-      rec::gpu_sync g{};
-      g.start = ns(s.start);
-      g.end = ns(s.end);
-      g.context = s.contextId;
-      g.stream = s.streamId;
-      g.correlation = s.correlationId;
-      g.type = static_cast<std::uint32_t>(s.type);
-      g.event = s.cudaEventId;
-      put(out, rec::gpu_record::sync, g);
-      return true;
-    }
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+      return convert_memset(activity, out);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+      return convert_sync(activity, out);
     case CUPTI_ACTIVITY_KIND_RUNTIME:
-    case CUPTI_ACTIVITY_KIND_DRIVER: {
-      auto const& a = *static_cast<CUpti_ActivityAPI const*>(activity);
-      bool const runtime = kind == CUPTI_ACTIVITY_KIND_RUNTIME;
-      rec::gpu_api g{};
-      g.start = ns(a.start);
-      g.end = ns(a.end);
-      g.kind = static_cast<std::uint32_t>(runtime ? rec::gpu_api_kind::runtime
-                                                  : rec::gpu_api_kind::driver);
-      g.cbid = a.cbid;
-      g.correlation = a.correlationId;
-      g.pid = a.processId;
-      g.tid = a.threadId;
-      g.name =
-          api_name_id(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, a.cbid);
-      g.return_value = static_cast<std::int32_t>(a.returnValue);
-      put(out, rec::gpu_record::api, g);
-      return true;
-    }
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+      return convert_api(activity, kind == CUPTI_ACTIVITY_KIND_RUNTIME, out);
     case CUPTI_ACTIVITY_KIND_DEVICE: {
       auto const& d = *static_cast<CUpti_ActivityDevice5 const*>(activity);
       out.kind = rec::gpu_record::info;

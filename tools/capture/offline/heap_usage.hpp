@@ -48,6 +48,7 @@ class heap_usage {
     std::string heap_name;
     testing::memory_call memory;
   };
+  class replay;  // the heaps' state while the calls are replayed (heap_usage.cpp)
   std::vector<call> calls_;
 };
 

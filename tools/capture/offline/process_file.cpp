@@ -56,8 +56,10 @@ constexpr std::size_t max_defs = std::size_t{1} << 16U;
 
 }  // namespace
 
-/// Maps and indexes a file. Returns an error text, or "" on success.
-std::string read_process_file(process_file& pf) {
+namespace {
+
+/// Maps the file and checks its header. Returns an error text, or "" on success.
+std::string map_file(process_file& pf) {
   int fd = ::open(pf.path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     return "cannot open " + pf.path + ": " + std::strerror(errno);
@@ -87,6 +89,121 @@ std::string read_process_file(process_file& pf) {
     }
     return pf.path + ": not an nvtxpp capture file";
   }
+  return {};
+}
+
+/// A GPU record (CUPTI's, converted): strings kept by id, stream names parsed, the rest listed.
+void take_gpu_record(process_file& pf, std::uint32_t kind, unsigned char const* body,
+                     std::uint32_t size) {
+  auto const gk = static_cast<rec::gpu_record>(kind);
+  if (gk == rec::gpu_record::string) {
+    if (size >= 4) {
+      pf.gpu_strings[rec::load<std::uint32_t>(body)] =
+          std::string_view{reinterpret_cast<char const*>(body + 4), size - 4U};
+    }
+  } else {
+    if (gk == rec::gpu_record::info) {
+      std::string_view const text{reinterpret_cast<char const*>(body), size};
+      if (text.rfind("stream=", 0) == 0) {
+        parse_stream_info(pf, text.substr(7));
+      }
+    }
+    pf.gpu.push_back({gk, body, size});
+  }
+}
+
+/// A record of the recording itself: blocks of a thread's events, names, clocks, definitions.
+void take_file_record(process_file& pf, std::uint32_t kind, unsigned char const* body,
+                      std::uint32_t size, std::uint32_t name_limit) {
+  switch (static_cast<rec::file_record>(kind)) {
+    case rec::file_record::chunk:
+      if (size >= rec::chunk_head_bytes) {
+        auto const tid = rec::load<std::uint64_t>(body);
+        pf.pieces[tid].push_back({body + rec::chunk_head_bytes, size - rec::chunk_head_bytes,
+                                  rec::load<std::uint32_t>(body + 12),
+                                  rec::load<std::uint32_t>(body + 16)});
+      }
+      break;
+    case rec::file_record::string_def:
+      store_name(pf.names.strings, name_limit, body, size);
+      break;
+    case rec::file_record::domain_def:
+      store_name(pf.names.domains, std::min(1U << 20U, name_limit), body, size);
+      break;
+    case rec::file_record::category_name:
+      if (size >= 20) {
+        pf.names
+            .category_names[{rec::load<std::uint32_t>(body), rec::load<std::uint32_t>(body + 4)}]
+            .emplace_back(rec::load<std::int64_t>(body + 8), rec::load<std::uint32_t>(body + 16));
+      }
+      break;
+    case rec::file_record::thread_name:
+      if (size >= 20) {
+        pf.names.thread_names[rec::load<std::uint64_t>(body)].emplace_back(
+            rec::load<std::int64_t>(body + 8), rec::load<std::uint32_t>(body + 16));
+      }
+      break;
+    case rec::file_record::clock:
+    case rec::file_record::finish:
+      if (size >= 16) {
+        pf.clock_ticks = rec::load<std::int64_t>(body);
+        pf.clock_ns = sane_ns(rec::load<std::int64_t>(body + 8));
+        if (static_cast<rec::file_record>(kind) == rec::file_record::finish) {
+          pf.finished = true;
+          pf.finish_ns = pf.clock_ns;
+          pf.how = size >= 20 ? rec::load<std::int32_t>(body + 16) : 0;
+        }
+      }
+      break;
+    case rec::file_record::process:
+      pf.command.assign(reinterpret_cast<char const*>(body), size);
+      break;
+    case rec::file_record::counter_def: {
+      rec::counter_def c;
+      if (!rec::decode_counter_def(body, size, c) || pf.names.counters.size() >= max_defs) {
+        pf.record_warnings.push_back(pf.path +
+                                     ": malformed or excess counter definition "
+                                     "skipped");
+      } else {
+        pf.names.counters[{c.domain, c.id}] = std::move(c);
+      }
+      break;
+    }
+    case rec::file_record::schema_def: {
+      rec::schema_def sd;
+      if (!rec::decode_schema_def(body, size, sd) || pf.names.schemas.size() >= max_defs) {
+        pf.record_warnings.push_back(pf.path +
+                                     ": malformed or excess payload schema "
+                                     "definition skipped");
+      } else {
+        pf.names.schemas[{sd.domain, sd.id}] = std::move(sd);
+      }
+      break;
+    }
+    default:
+      break;  // a newer record kind: skipped
+  }
+}
+
+/// Blocks reach the file in the order they were written, which the writer thread and a final
+/// flush may interleave: puts each thread's pieces back in stream order (stable: pieces of one
+/// block keep their file order).
+void order_pieces(process_file& pf) {
+  for (auto& [tid, pieces] : pf.pieces) {
+    std::stable_sort(pieces.begin(), pieces.end(),
+                     [](rec::stream_piece const& a, rec::stream_piece const& b) {
+                       return a.seq != b.seq ? a.seq < b.seq : a.offset < b.offset;
+                     });
+  }
+}
+
+}  // namespace
+
+/// Maps and indexes a file. Returns an error text, or "" on success.
+std::string read_process_file(process_file& pf) {
+  if (std::string error = map_file(pf); !error.empty()) {
+    return error;
+  }
   unsigned char const* p = pf.data + sizeof(rec::file_header);
   unsigned char const* const end = pf.data + pf.size;
   // Ids are given densely from 1, one definition record (>= 12 bytes) each: an id beyond what
@@ -106,101 +223,12 @@ std::string read_process_file(process_file& pf) {
     p += size;
     if (kind >= static_cast<std::uint32_t>(rec::gpu_record::kernel) &&
         kind <= static_cast<std::uint32_t>(rec::gpu_record::graph_node)) {
-      auto const gk = static_cast<rec::gpu_record>(kind);
-      if (gk == rec::gpu_record::string) {
-        if (size >= 4) {
-          pf.gpu_strings[rec::load<std::uint32_t>(body)] =
-              std::string_view{reinterpret_cast<char const*>(body + 4), size - 4U};
-        }
-      } else {
-        if (gk == rec::gpu_record::info) {
-          std::string_view const text{reinterpret_cast<char const*>(body), size};
-          if (text.rfind("stream=", 0) == 0) {
-            parse_stream_info(pf, text.substr(7));
-          }
-        }
-        pf.gpu.push_back({gk, body, size});
-      }
-      continue;
-    }
-    switch (static_cast<rec::file_record>(kind)) {
-      case rec::file_record::chunk:
-        if (size >= rec::chunk_head_bytes) {
-          auto const tid = rec::load<std::uint64_t>(body);
-          pf.pieces[tid].push_back({body + rec::chunk_head_bytes, size - rec::chunk_head_bytes,
-                                    rec::load<std::uint32_t>(body + 12),
-                                    rec::load<std::uint32_t>(body + 16)});
-        }
-        break;
-      case rec::file_record::string_def:
-        store_name(pf.names.strings, name_limit, body, size);
-        break;
-      case rec::file_record::domain_def:
-        store_name(pf.names.domains, std::min(1U << 20U, name_limit), body, size);
-        break;
-      case rec::file_record::category_name:
-        if (size >= 20) {
-          pf.names
-              .category_names[{rec::load<std::uint32_t>(body), rec::load<std::uint32_t>(body + 4)}]
-              .emplace_back(rec::load<std::int64_t>(body + 8), rec::load<std::uint32_t>(body + 16));
-        }
-        break;
-      case rec::file_record::thread_name:
-        if (size >= 20) {
-          pf.names.thread_names[rec::load<std::uint64_t>(body)].emplace_back(
-              rec::load<std::int64_t>(body + 8), rec::load<std::uint32_t>(body + 16));
-        }
-        break;
-      case rec::file_record::clock:
-      case rec::file_record::finish:
-        if (size >= 16) {
-          pf.clock_ticks = rec::load<std::int64_t>(body);
-          pf.clock_ns = sane_ns(rec::load<std::int64_t>(body + 8));
-          if (static_cast<rec::file_record>(kind) == rec::file_record::finish) {
-            pf.finished = true;
-            pf.finish_ns = pf.clock_ns;
-            pf.how = size >= 20 ? rec::load<std::int32_t>(body + 16) : 0;
-          }
-        }
-        break;
-      case rec::file_record::process:
-        pf.command.assign(reinterpret_cast<char const*>(body), size);
-        break;
-      case rec::file_record::counter_def: {
-        rec::counter_def c;
-        if (!rec::decode_counter_def(body, size, c) || pf.names.counters.size() >= max_defs) {
-          pf.record_warnings.push_back(pf.path +
-                                       ": malformed or excess counter definition "
-                                       "skipped");
-        } else {
-          pf.names.counters[{c.domain, c.id}] = std::move(c);
-        }
-        break;
-      }
-      case rec::file_record::schema_def: {
-        rec::schema_def sd;
-        if (!rec::decode_schema_def(body, size, sd) || pf.names.schemas.size() >= max_defs) {
-          pf.record_warnings.push_back(pf.path +
-                                       ": malformed or excess payload schema "
-                                       "definition skipped");
-        } else {
-          pf.names.schemas[{sd.domain, sd.id}] = std::move(sd);
-        }
-        break;
-      }
-      default:
-        break;  // a newer record kind: skipped
+      take_gpu_record(pf, kind, body, size);
+    } else {
+      take_file_record(pf, kind, body, size, name_limit);
     }
   }
-  // Blocks reach the file in the order they were written, which the writer thread and a final
-  // flush may interleave: put each thread's pieces back in stream order (stable: pieces of one
-  // block keep their file order).
-  for (auto& [tid, pieces] : pf.pieces) {
-    std::stable_sort(pieces.begin(), pieces.end(),
-                     [](rec::stream_piece const& a, rec::stream_piece const& b) {
-                       return a.seq != b.seq ? a.seq < b.seq : a.offset < b.offset;
-                     });
-  }
+  order_pieces(pf);
   return error;
 }
 

@@ -133,6 +133,10 @@ struct sqlite_writer::impl {
     }
   }
 
+  void open_database(options const& opts);  // at `path`
+  std::uint64_t write_enum_tables();
+  void prepare_inserts();
+
   [[noreturn]] void fail(int rc) const {
     std::string what = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     if ((rc & 0xFF) == SQLITE_FULL) {
@@ -200,22 +204,16 @@ void bind_text_or_null(sqlite3_stmt* s, int i, std::string_view v) {
 
 }  // namespace
 
-sqlite_writer::sqlite_writer(std::string path) : sqlite_writer(std::move(path), options{}) {}
-
-sqlite_writer::sqlite_writer(std::string path, options opts)
-    : path_{std::move(path)},
-      final_path_{opts.final_path.empty() ? path_ : opts.final_path},
-      impl_{std::make_unique<impl>()} {
-  auto& d = live();
-  d.path = path_;
-  d.budget = opts.intern_budget_bytes;
-
+/// Creates the database at `path` (through `opts`' failing VFS when it asks for one) and opens
+/// its one transaction with the schema.
+void sqlite_writer::impl::open_database(options const& opts) {
+  auto& d = *this;
   // Create or truncate through stdio first: an unwritable path gets errno's words, and an old
   // database at the path is not reopened.
-  if (std::FILE* f = std::fopen(path_.c_str(), "w"); f != nullptr) {
+  if (std::FILE* f = std::fopen(path.c_str(), "w"); f != nullptr) {
     std::fclose(f);
   } else {
-    throw output_error("cannot write '" + path_ + "': " + std::strerror(errno));
+    throw output_error("cannot write '" + path + "': " + std::strerror(errno));
   }
 
   char const* vfs_name = nullptr;
@@ -233,10 +231,10 @@ sqlite_writer::sqlite_writer(std::string path, options opts)
   }
 
   int const rc =
-      sqlite3_open_v2(path_.c_str(), &d.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, vfs_name);
+      sqlite3_open_v2(path.c_str(), &d.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, vfs_name);
   if (rc != SQLITE_OK) {
     std::string const what = d.db != nullptr ? sqlite3_errmsg(d.db) : sqlite3_errstr(rc);
-    throw output_error("cannot write '" + path_ + "': " + what);
+    throw output_error("cannot write '" + path + "': " + what);
   }
   sqlite3_extended_result_codes(d.db, 1);
 
@@ -248,7 +246,12 @@ sqlite_writer::sqlite_writer(std::string path, options opts)
   d.exec(("PRAGMA cache_size=-" + std::to_string(std::max(opts.cache_kib, 1024))).c_str());
   d.exec("BEGIN");
   d.exec(schema_sql);
+}
 
+/// Nsight Systems' enum tables (ENUM_*), as its exports carry them; the rows written.
+std::uint64_t sqlite_writer::impl::write_enum_tables() {
+  auto& d = *this;
+  std::uint64_t rows = 0;
   for (auto const& t : nsys_enum_tables) {
     std::string const create = std::string("CREATE TABLE ") + t.table +
                                " (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT)";
@@ -260,10 +263,15 @@ sqlite_writer::sqlite_writer(std::string path, options opts)
       bind_text(ins.get(), 2, t.rows[i].name);
       bind_text(ins.get(), 3, t.rows[i].label);
       d.step(ins);
-      ++rows_;
+      ++rows;
     }
   }
+  return rows;
+}
 
+/// The insert statements of every table the writer fills.
+void sqlite_writer::impl::prepare_inserts() {
+  auto& d = *this;
   d.prepare(d.string_ins, "INSERT INTO StringIds (id, value) VALUES (?,?)");
   d.prepare(d.nvtx_ins,
             "INSERT INTO NVTX_EVENTS (start, end, eventType, rangeId, category, color, text, "
@@ -323,6 +331,20 @@ sqlite_writer::sqlite_writer(std::string path, options opts)
   d.prepare(d.session_ins,
             "INSERT INTO TARGET_INFO_SESSION_START_TIME (utcEpochNs, utcTime, localTime) "
             "VALUES (?,?,?)");
+}
+
+sqlite_writer::sqlite_writer(std::string path) : sqlite_writer(std::move(path), options{}) {}
+
+sqlite_writer::sqlite_writer(std::string path, options opts)
+    : path_{std::move(path)},
+      final_path_{opts.final_path.empty() ? path_ : opts.final_path},
+      impl_{std::make_unique<impl>()} {
+  auto& d = live();
+  d.path = path_;
+  d.budget = opts.intern_budget_bytes;
+  d.open_database(opts);
+  rows_ += d.write_enum_tables();
+  d.prepare_inserts();
 }
 
 sqlite_writer::~sqlite_writer() = default;
