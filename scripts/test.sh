@@ -9,6 +9,13 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 
 jobs="${NVTXPP_JOBS:-$(nproc)}"
+# ccache when it is installed (never required): every configuration below compiles through it,
+# with paths taken relative to the checkout, so that another clone's builds hit the cache too.
+launcher=()
+if command -v ccache >/dev/null 2>&1 && [ "${NVTXPP_CCACHE:-1}" != 0 ]; then
+  export CCACHE_BASEDIR="$PWD"
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
 # Each stage's time, printed at the end (and when a stage fails: the stages so far).
 stages=()
 stage_start=$SECONDS
@@ -32,14 +39,15 @@ exclude="gpu"
 [ "${NVTXPP_TEST_GPU:-0}" = "1" ] && exclude="^$"
 
 stage "build (Release, warnings as errors)"
-cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DNVTXPP_BUILD_BENCHMARKS=ON
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DNVTXPP_BUILD_BENCHMARKS=ON \
+  "${launcher[@]}"
 cmake --build build/release -j "$jobs"
 stage "tests"
 ctest --test-dir build/release -j "$jobs" --output-on-failure -LE "$exclude"
 
 stage "build under AddressSanitizer + UndefinedBehaviorSanitizer"
 san="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
-cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DNVTXPP_BUILD_EXAMPLES=OFF \
+cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DNVTXPP_BUILD_EXAMPLES=OFF "${launcher[@]}" \
   "-DCMAKE_CXX_FLAGS=$san" "-DCMAKE_EXE_LINKER_FLAGS=$san" "-DCMAKE_SHARED_LINKER_FLAGS=$san"
 cmake --build build/asan -j "$jobs"
 stage "tests under AddressSanitizer + UndefinedBehaviorSanitizer"
@@ -55,7 +63,7 @@ stage "build under ThreadSanitizer"
 # code only (each line says why). capture.memory and capture.memory_threads (10 million ranges
 # each) are left out: under TSan they take minutes, and the ASan stage already runs them.
 tsan="-fsanitize=thread -fno-omit-frame-pointer"
-cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVTXPP_BUILD_EXAMPLES=OFF \
+cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVTXPP_BUILD_EXAMPLES=OFF "${launcher[@]}" \
   -DNVTXPP_INSTALL=OFF "-DCMAKE_CXX_FLAGS=$tsan" "-DCMAKE_EXE_LINKER_FLAGS=$tsan" \
   "-DCMAKE_SHARED_LINKER_FLAGS=$tsan" "-DCMAKE_MODULE_LINKER_FLAGS=$tsan"
 tsan_targets=(test_threads test_memory nvtxpp-capture nvtxpp_inject nvtxpp_capture_app
@@ -76,16 +84,35 @@ TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/tests/tsan.supp" \
 stage "fuzzers (libFuzzer, 20 s each)"
 if command -v clang++ >/dev/null; then
   CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DNVTXPP_BUILD_EXAMPLES=OFF -DNVTXPP_INSTALL=OFF -DNVTXPP_BUILD_FUZZERS=ON
+    -DNVTXPP_BUILD_EXAMPLES=OFF -DNVTXPP_INSTALL=OFF -DNVTXPP_BUILD_FUZZERS=ON "${launcher[@]}"
   cmake --build build/fuzz -j "$jobs" --target fuzz_capture fuzz_json_reader fuzz_color_name fuzz_format
   # Seeds and saved crash inputs first (plain tests), then a short fresh run of each.
   ctest --test-dir build/fuzz -j "$jobs" --output-on-failure -L fuzz
-  for f in fuzz_capture fuzz_json_reader fuzz_color_name fuzz_format; do
-    mkdir -p "build/fuzz/corpus/$f"
-    "build/fuzz/tests/fuzz/$f" -max_total_time=20 -timeout=10 -rss_limit_mb=2048 \
-      -artifact_prefix="build/fuzz/$f-" "build/fuzz/corpus/$f" "tests/fuzz/corpus/$f" 2>&1 |
-      tail -n 3
+  # The four runs, as many at once as there are cores: each still fuzzes for its 20 s.
+  fuzzers=(fuzz_capture fuzz_json_reader fuzz_color_name fuzz_format)
+  fuzz_failed=()
+  for ((i = 0; i < ${#fuzzers[@]}; i += jobs)); do
+    pids=()
+    for f in "${fuzzers[@]:i:jobs}"; do
+      mkdir -p "build/fuzz/corpus/$f"
+      "build/fuzz/tests/fuzz/$f" -max_total_time=20 -timeout=10 -rss_limit_mb=2048 \
+        -artifact_prefix="build/fuzz/$f-" "build/fuzz/corpus/$f" "tests/fuzz/corpus/$f" \
+        >"build/fuzz/$f.log" 2>&1 &
+      pids+=("$!")
+    done
+    for k in "${!pids[@]}"; do
+      f="${fuzzers[i + k]}"
+      status=0
+      wait "${pids[k]}" || status=$?
+      echo "-- $f"
+      tail -n 3 "build/fuzz/$f.log"
+      [ "$status" = 0 ] || fuzz_failed+=("$f (exit $status)")
+    done
   done
+  if [ ${#fuzz_failed[@]} -gt 0 ]; then
+    echo "fuzzers failed: ${fuzz_failed[*]} (their logs: build/fuzz/*.log)"
+    exit 1
+  fi
 else
   echo "no clang++: fuzzers skipped"
 fi
