@@ -324,6 +324,7 @@ class merge_run {
         write_merged_sqlite(partial_, inputs_, anchor_, work);
       } else {
         json_sink json{partial_, 0};
+        json.set_origin(anchor_, {});  // a merged trace: one clock, no one rank or host
         for (auto const& in : inputs_) {  // viewers list the processes by rank
           for (auto const& p : in.processes) {
             json.process_sort_index(p.new_pid, in.rank);
