@@ -4,10 +4,13 @@
 
 #include "../offline/cross_rank_summary.hpp"
 #include "../offline/input_pool.hpp"
+#include "../offline/json_reader.hpp"
+#include "../offline/merge_json.hpp"
 #include "../offline/merge_sqlite.hpp"
 #include "../offline/sqlite_input.hpp"
 #include "../offline/sqlite_reader.hpp"
 #include "../offline/writers.hpp"
+#include "private_files.hpp"
 
 #include <fmt/format.h>
 
@@ -15,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -118,6 +122,22 @@ std::string temp_beside(std::string const& out) {
 // SIGHUP) removes it before the process dies of that signal.
 char g_partial[PATH_MAX + 16];
 std::size_t g_stage_files = 0;  // merge_stage_path(g_partial, 0 .. g_stage_files - 1)
+// Likewise the folder of converted JSON inputs: g_converted/0.sqlite .. g_converted/N-1.sqlite.
+char g_converted[PATH_MAX + 16];
+std::size_t g_converted_files = 0;
+
+/// Writes `v` in decimal at `out` followed by a NUL (no allocation: for the signal handler).
+void put_decimal(char* out, std::size_t v) {
+  char digits[24];
+  std::size_t d = 0;
+  for (; d == 0 || v != 0; v /= 10) {
+    digits[d++] = static_cast<char>('0' + v % 10);
+  }
+  for (std::size_t k = 0; k < d; ++k) {
+    out[k] = digits[d - 1 - k];
+  }
+  out[d] = '\0';
+}
 
 /// Removes the stage files of the partial output (names built without allocating).
 void unlink_stages() {
@@ -126,17 +146,24 @@ void unlink_stages() {
   std::memcpy(name, g_partial, n);
   std::memcpy(name + n, ".stage-", 7);
   for (std::size_t slot = 0; slot < g_stage_files; ++slot) {
-    char digits[24];
-    std::size_t d = 0;
-    for (std::size_t v = slot; d == 0 || v != 0; v /= 10) {
-      digits[d++] = static_cast<char>('0' + v % 10);
-    }
-    for (std::size_t k = 0; k < d; ++k) {
-      name[n + 7 + k] = digits[d - 1 - k];
-    }
-    name[n + 7 + d] = '\0';
+    put_decimal(name + n + 7, slot);
     ::unlink(name);
   }
+}
+
+/// Removes the converted JSON inputs and their folder (names built without allocating).
+void unlink_converted() {
+  char name[sizeof g_converted + 32];
+  std::size_t const n = std::strlen(g_converted);
+  std::memcpy(name, g_converted, n);
+  name[n] = '/';
+  for (std::size_t i = 0; i < g_converted_files; ++i) {
+    put_decimal(name + n + 1, i);
+    std::size_t const end = std::strlen(name);
+    std::memcpy(name + end, ".sqlite", 8);
+    ::unlink(name);
+  }
+  ::rmdir(g_converted);
 }
 
 void on_fatal_signal(int sig) {
@@ -144,17 +171,24 @@ void on_fatal_signal(int sig) {
     ::unlink(g_partial);
     unlink_stages();
   }
+  if (g_converted[0] != '\0') {
+    unlink_converted();
+  }
   ::signal(sig, SIG_DFL);
   ::raise(sig);
 }
 
-void guard_partial(std::string const& path) {
-  std::snprintf(g_partial, sizeof g_partial, "%s", path.c_str());
+void install_signal_handlers() {
   struct sigaction sa {};
   sa.sa_handler = &on_fatal_signal;
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
     ::sigaction(sig, &sa, nullptr);
   }
+}
+
+void guard_partial(std::string const& path) {
+  std::snprintf(g_partial, sizeof g_partial, "%s", path.c_str());
+  install_signal_handlers();
 }
 
 void block_fatal_signals(bool block) {
@@ -278,15 +312,74 @@ std::optional<int> parse(int argc, char** argv, merge_args& m) {
   return std::nullopt;
 }
 
-/// Checks every input before anything is written. @throws input_error
-std::vector<merge_input> inspect_all(merge_args const& m) {
+/// The folder JSON inputs are converted into (merge_json.hpp), one SQLite file per input:
+/// beside the output, as its stage files are (the file system the user chose for large files),
+/// or in $TMPDIR when no trace is written. Removed with everything in it at the end, on failure,
+/// and on a fatal signal.
+class converted_inputs {
+ public:
+  /// Makes the folder when some of `json` is true. @throws output_error
+  converted_inputs(merge_args const& m, std::vector<char> const& json) {
+    if (std::find(json.begin(), json.end(), 1) == json.end()) {
+      return;
+    }
+    std::string templ;
+    if (m.trace) {
+      auto const slash = m.output.find_last_of('/');
+      std::string const dir = slash == std::string::npos ? "." : m.output.substr(0, slash);
+      std::string const base = slash == std::string::npos ? m.output : m.output.substr(slash + 1);
+      templ = dir + "/." + base + ".inputs.partial-XXXXXX";
+    } else {
+      char const* tmp = std::getenv("TMPDIR");
+      templ = std::string{tmp != nullptr && *tmp != '\0' ? tmp : "/tmp"} +
+              "/nvtxpp-merge-inputs.partial-XXXXXX";
+    }
+    block_fatal_signals(true);  // no window in which the folder exists and is not guarded
+    if (::mkdtemp(templ.data()) == nullptr) {
+      int const err = errno;
+      block_fatal_signals(false);
+      throw output_error("cannot create a folder for the converted JSON inputs (" + templ +
+                         "): " + std::strerror(err));
+    }
+    dir_ = templ;
+    std::snprintf(g_converted, sizeof g_converted, "%s", dir_.c_str());
+    g_converted_files = json.size();
+    install_signal_handlers();
+    block_fatal_signals(false);
+  }
+  ~converted_inputs() {
+    if (dir_.empty()) {
+      return;
+    }
+    block_fatal_signals(true);
+    g_converted[0] = '\0';
+    block_fatal_signals(false);
+    cli::remove_tree(dir_);
+  }
+  converted_inputs(converted_inputs const&) = delete;
+  converted_inputs& operator=(converted_inputs const&) = delete;
+
+  /// The SQLite file input `i` is converted into.
+  [[nodiscard]] std::string path_of(std::size_t i) const {
+    return dir_ + "/" + std::to_string(i) + ".sqlite";
+  }
+
+ private:
+  std::string dir_;
+};
+
+/// Checks every input before anything is written: SQLite inputs as they are, JSON inputs
+/// (`json`) converted into `converted`'s folder. @throws input_error, output_error
+std::vector<merge_input> inspect_all(merge_args const& m, std::vector<char> const& json,
+                                     converted_inputs const& converted) {
   std::vector<merge_input> inputs(m.files.size());
   std::string const out_real = m.trace ? real(m.output) : std::string{};
   for_each_input(m.files.size(), m.jobs, [&](std::size_t i) {
     if (!out_real.empty() && real(m.files[i]) == out_real) {
       throw input_error(m.files[i] + ": is also the output (-o)");
     }
-    inputs[i] = inspect_input(m.files[i], i);
+    inputs[i] = json[i] != 0 ? inspect_json_input(m.files[i], converted.path_of(i), i)
+                             : inspect_input(m.files[i], i);
   });
   return inputs;
 }
@@ -324,7 +417,7 @@ class merge_run {
         write_merged_sqlite(partial_, inputs_, anchor_, work);
       } else {
         json_sink json{partial_, 0};
-        json.set_origin(anchor_, {});  // a merged trace: one clock, no one rank or host
+        json.set_origin(anchor_, {});     // a merged trace: one clock, no one rank or host
         for (auto const& in : inputs_) {  // viewers list the processes by rank
           for (auto const& p : in.processes) {
             json.process_sort_index(p.new_pid, in.rank);
@@ -469,11 +562,22 @@ int merge_main(int argc, char** argv) {
   if (!sqlite_threads_allowed()) {
     m.jobs = 1;  // an SQLite built without threads: one connection at a time
   }
+  // Our JSON starts with '{', an SQLite file with its header: anything else is left to the
+  // SQLite checks, which name what is wrong with it.
+  std::vector<char> json(m.files.size());
+  for (std::size_t i = 0; i < m.files.size(); ++i) {
+    json[i] = starts_as_json_object(m.files[i]) ? 1 : 0;
+  }
   std::vector<merge_input> inputs;
+  std::optional<converted_inputs> converted;
   try {
-    inputs = inspect_all(m);
+    converted.emplace(m, json);
+    inputs = inspect_all(m, json, *converted);
   } catch (input_error const& e) {
     return bad_usage(e.what());
+  } catch (output_error const& e) {
+    std::fprintf(stderr, "nvtxpp-capture merge: %s; nothing written\n", e.what());
+    return 3;
   }
   std::int64_t const anchor = assign_identities(inputs);
   std::map<long, std::string const*> seen;
