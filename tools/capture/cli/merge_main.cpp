@@ -158,7 +158,7 @@ void unlink_stages() {
 void unlink_converted() {
   char name[sizeof g_converted + 32];
   std::size_t const n = std::strlen(g_converted);
-  std::memcpy(name, g_converted, n);
+  std::memcpy(name, g_converted, n + 1);
   name[n] = '/';
   for (std::size_t i = 0; i < g_converted_files; ++i) {
     put_decimal(name + n + 1, i);
