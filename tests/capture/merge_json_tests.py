@@ -388,6 +388,14 @@ def case_merge_json_bad(a, tmp):
                   f"{name} {target}: nothing left: {mt.partials(tmp)} {os.listdir(spool)}")
     with open(out) as fh:
         check(fh.read() == "previous", "an existing output is left as it was")
+    # A FIFO is not read to find out what it holds (that would block, or eat its bytes).
+    fifo = os.path.join(tmp, "fifo.json")
+    os.mkfifo(fifo)
+    try:
+        p = mt.run([a.capture, "merge", "--summary-only", good, fifo], timeout=30)
+        check(p.returncode == 2 and "not a regular file" in p.stderr, f"a FIFO: {p.stderr}")
+    except subprocess.TimeoutExpired:
+        check(False, "merge of a FIFO returns without a writer on it")
     # Good JSON inputs with --summary-only: converted in $TMPDIR, removed at the end.
     p = mt.merge(a, "--summary-only", *goods, env={"TMPDIR": spool})
     check(p.returncode == 0 and os.listdir(spool) == [], f"--summary-only: {os.listdir(spool)}")

@@ -9,6 +9,8 @@
 #include "json_parser.hpp"
 #include "writers.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -757,6 +759,11 @@ read_totals read_json_trace(std::string const& path, std::vector<trace_sink*> co
 }
 
 bool starts_as_json_object(std::string const& path) noexcept {
+  // Only a regular file is read: a FIFO would block, or lose the bytes read from it.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return false;
+  }
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) {
     return false;

@@ -73,8 +73,8 @@ class json_trace {
 /// @throws json_input_error naming the file; output_error from a sink
 read_totals read_json_trace(std::string const& path, std::vector<trace_sink*> const& sinks);
 
-/// @brief Whether `path` is a readable file whose first byte other than white space is '{' (what
-/// our JSON starts with; an SQLite file starts with "SQLite format 3").
+/// @brief Whether `path` is a readable regular file whose first byte other than white space is
+/// '{' (what our JSON starts with; an SQLite file starts with "SQLite format 3").
 [[nodiscard]] bool starts_as_json_object(std::string const& path) noexcept;
 
 }  // namespace nvtxpp::capture

@@ -55,7 +55,10 @@ class sqlite_sink final : public trace_sink {
  public:
   sqlite_sink(std::string const& path, sqlite_writer::options opts, std::int64_t origin_mono,
               std::int64_t origin_utc, std::vector<std::pair<std::string, std::string>> launch)
-      : w_{path, std::move(opts)}, origin_{origin_mono}, origin_utc_{origin_utc}, launch_{std::move(launch)} {}
+      : w_{path, std::move(opts)},
+        origin_{origin_mono},
+        origin_utc_{origin_utc},
+        launch_{std::move(launch)} {}
 
   void begin_process(process_info const& p) override {
     if (!have_process_) {
