@@ -229,7 +229,6 @@ struct process_events {
   };
 
   std::string title;                      // process_name, whole
-  bool named = false;                     // a process_name event was seen
   std::vector<std::uint32_t> domains{0};  // by index: interned names; 0 is the global domain's ""
   std::vector<category> categories;       // each name given, in file order
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> category_names;
@@ -346,7 +345,6 @@ void json_trace::impl::take_metadata(value const& e, process_events& p, std::uin
   auto const what = e.str("name");
   if (what == "process_name") {
     p.title = std::string{args->str("name")};
-    p.named = true;
   } else if (what == "thread_name" && e.get("tid") != nullptr) {
     p.threads[tid] = intern(args->str("name"));
   }
@@ -577,8 +575,8 @@ void name_process(process_info& info, std::string const& title) {
   }
 }
 
-/// The name the JSON writer gives a GPU stream's track when the program named it not: then the
-/// stream has no name of its own.
+/// The name the JSON writer gives a GPU stream's track when the program did not name the stream:
+/// such a track name is no name of the stream's own.
 std::string default_track_name(std::uint32_t device, std::uint32_t stream) {
   std::string name = stream == recording::migration_stream ? std::string{"Unified memory"}
                                                            : fmt::format("CUDA stream {}", stream);
