@@ -137,8 +137,8 @@ constexpr char usage[] =
     "program cannot be started. --convert: 0, 2 (bad usage or input) or 3 (write failed).\n"
     "\n"
     "environment: NVTXPP_CAPTURE_FAIL_WRITE_AFTER=N (testing) makes trace writes past N bytes\n"
-    "fail with ENOSPC. NVTXPP_CAPTURE_TEST_CLOCK_SHIFT_NS=N (testing) moves a .sqlite trace's\n"
-    "wall-clock anchor by N ns, as another host's clock would be off (for merge's tests).\n";
+    "fail with ENOSPC. NVTXPP_CAPTURE_TEST_CLOCK_SHIFT_NS=N (testing) moves a trace's wall-clock\n"
+    "anchor by N ns, as another host's clock would be off (for merge's tests).\n";
 
 [[noreturn]] void fail(int status, std::string const& message) {
   std::fprintf(stderr, "nvtxpp-capture: %s\n", message.c_str());

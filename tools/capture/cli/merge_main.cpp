@@ -4,10 +4,13 @@
 
 #include "../offline/cross_rank_summary.hpp"
 #include "../offline/input_pool.hpp"
+#include "../offline/json_reader.hpp"
+#include "../offline/merge_json.hpp"
 #include "../offline/merge_sqlite.hpp"
 #include "../offline/sqlite_input.hpp"
 #include "../offline/sqlite_reader.hpp"
 #include "../offline/writers.hpp"
+#include "private_files.hpp"
 
 #include <fmt/format.h>
 
@@ -15,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -36,10 +40,12 @@ constexpr char usage[] =
     "usage: nvtxpp-capture merge [-o OUT] [--summary-only|--no-summary] [--csv] [-j N]\n"
     "                            [--group PATTERN]... [--group-digits] FILE...\n"
     "\n"
-    "Merges SQLite traces in Nsight Systems' export layout (nvtxpp-capture -o X.sqlite, or\n"
-    "nsys export --type sqlite), typically one per rank of a job, into one trace, and prints\n"
-    "a cross-rank summary: per range, the spread of its per-rank total time and the slowest\n"
-    "rank (with GPU data, the same for each range's GPU projection).\n"
+    "Merges traces, typically one per rank of a job, into one trace, and prints a cross-rank\n"
+    "summary: per range, the spread of its per-rank total time and the slowest rank (with GPU\n"
+    "data, the same for each range's GPU projection). Inputs: nvtxpp-capture's JSON (captures,\n"
+    "flight-recorder dumps, merged traces) and SQLite files in Nsight Systems' export layout\n"
+    "(nvtxpp-capture -o X.sqlite, or nsys export --type sqlite), in any mix; a JSON input is\n"
+    "first converted to SQLite in a folder beside the output (in $TMPDIR with --summary-only).\n"
     "\n"
     "Every process of an input that has events (NVTX ranges or marks, CUDA API calls, GPU\n"
     "work, counter samples) becomes a process of the merged trace, named by rank, host and\n"
@@ -65,8 +71,9 @@ constexpr char usage[] =
     "      --group-digits  the summary folds every run of digits in range names ('Layer *')\n"
     "  -h, --help          this text\n"
     "\n"
-    "exit status: 0 done; 2 bad usage or an input that cannot be merged (not SQLite, truncated,\n"
-    "damaged, not in the export layout: named on stderr); 3 the output could not be written.\n"
+    "exit status: 0 done; 2 bad usage or an input that cannot be merged (not SQLite nor our\n"
+    "JSON, truncated, damaged, not in the export layout, JSON without a wall-clock anchor:\n"
+    "named on stderr); 3 the output (or a converted JSON input) could not be written.\n"
     "The output appears only when complete (written beside it under a temporary name, then\n"
     "renamed); on failure, or SIGINT/SIGTERM/SIGHUP, nothing is left behind.\n";
 
@@ -118,6 +125,22 @@ std::string temp_beside(std::string const& out) {
 // SIGHUP) removes it before the process dies of that signal.
 char g_partial[PATH_MAX + 16];
 std::size_t g_stage_files = 0;  // merge_stage_path(g_partial, 0 .. g_stage_files - 1)
+// Likewise the folder of converted JSON inputs: g_converted/0.sqlite .. g_converted/N-1.sqlite.
+char g_converted[PATH_MAX + 16];
+std::size_t g_converted_files = 0;
+
+/// Writes `v` in decimal at `out` followed by a NUL (no allocation: for the signal handler).
+void put_decimal(char* out, std::size_t v) {
+  char digits[24];
+  std::size_t d = 0;
+  for (; d == 0 || v != 0; v /= 10) {
+    digits[d++] = static_cast<char>('0' + v % 10);
+  }
+  for (std::size_t k = 0; k < d; ++k) {
+    out[k] = digits[d - 1 - k];
+  }
+  out[d] = '\0';
+}
 
 /// Removes the stage files of the partial output (names built without allocating).
 void unlink_stages() {
@@ -126,17 +149,24 @@ void unlink_stages() {
   std::memcpy(name, g_partial, n);
   std::memcpy(name + n, ".stage-", 7);
   for (std::size_t slot = 0; slot < g_stage_files; ++slot) {
-    char digits[24];
-    std::size_t d = 0;
-    for (std::size_t v = slot; d == 0 || v != 0; v /= 10) {
-      digits[d++] = static_cast<char>('0' + v % 10);
-    }
-    for (std::size_t k = 0; k < d; ++k) {
-      name[n + 7 + k] = digits[d - 1 - k];
-    }
-    name[n + 7 + d] = '\0';
+    put_decimal(name + n + 7, slot);
     ::unlink(name);
   }
+}
+
+/// Removes the converted JSON inputs and their folder (names built without allocating).
+void unlink_converted() {
+  char name[sizeof g_converted + 32];
+  std::size_t const n = std::strlen(g_converted);
+  std::memcpy(name, g_converted, n + 1);
+  name[n] = '/';
+  for (std::size_t i = 0; i < g_converted_files; ++i) {
+    put_decimal(name + n + 1, i);
+    std::size_t const end = std::strlen(name);
+    std::memcpy(name + end, ".sqlite", 8);
+    ::unlink(name);
+  }
+  ::rmdir(g_converted);
 }
 
 void on_fatal_signal(int sig) {
@@ -144,17 +174,24 @@ void on_fatal_signal(int sig) {
     ::unlink(g_partial);
     unlink_stages();
   }
+  if (g_converted[0] != '\0') {
+    unlink_converted();
+  }
   ::signal(sig, SIG_DFL);
   ::raise(sig);
 }
 
-void guard_partial(std::string const& path) {
-  std::snprintf(g_partial, sizeof g_partial, "%s", path.c_str());
+void install_signal_handlers() {
   struct sigaction sa {};
   sa.sa_handler = &on_fatal_signal;
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
     ::sigaction(sig, &sa, nullptr);
   }
+}
+
+void guard_partial(std::string const& path) {
+  std::snprintf(g_partial, sizeof g_partial, "%s", path.c_str());
+  install_signal_handlers();
 }
 
 void block_fatal_signals(bool block) {
@@ -278,15 +315,74 @@ std::optional<int> parse(int argc, char** argv, merge_args& m) {
   return std::nullopt;
 }
 
-/// Checks every input before anything is written. @throws input_error
-std::vector<merge_input> inspect_all(merge_args const& m) {
+/// The folder JSON inputs are converted into (merge_json.hpp), one SQLite file per input:
+/// beside the output, as its stage files are (the file system the user chose for large files),
+/// or in $TMPDIR when no trace is written. Removed with everything in it at the end, on failure,
+/// and on a fatal signal.
+class converted_inputs {
+ public:
+  /// Makes the folder when some of `json` is true. @throws output_error
+  converted_inputs(merge_args const& m, std::vector<char> const& json) {
+    if (std::find(json.begin(), json.end(), 1) == json.end()) {
+      return;
+    }
+    std::string templ;
+    if (m.trace) {
+      auto const slash = m.output.find_last_of('/');
+      std::string const dir = slash == std::string::npos ? "." : m.output.substr(0, slash);
+      std::string const base = slash == std::string::npos ? m.output : m.output.substr(slash + 1);
+      templ = dir + "/." + base + ".inputs.partial-XXXXXX";
+    } else {
+      char const* tmp = std::getenv("TMPDIR");
+      templ = std::string{tmp != nullptr && *tmp != '\0' ? tmp : "/tmp"} +
+              "/nvtxpp-merge-inputs.partial-XXXXXX";
+    }
+    block_fatal_signals(true);  // no window in which the folder exists and is not guarded
+    if (::mkdtemp(templ.data()) == nullptr) {
+      int const err = errno;
+      block_fatal_signals(false);
+      throw output_error("cannot create a folder for the converted JSON inputs (" + templ +
+                         "): " + std::strerror(err));
+    }
+    dir_ = templ;
+    std::snprintf(g_converted, sizeof g_converted, "%s", dir_.c_str());
+    g_converted_files = json.size();
+    install_signal_handlers();
+    block_fatal_signals(false);
+  }
+  ~converted_inputs() {
+    if (dir_.empty()) {
+      return;
+    }
+    block_fatal_signals(true);
+    g_converted[0] = '\0';
+    block_fatal_signals(false);
+    cli::remove_tree(dir_);
+  }
+  converted_inputs(converted_inputs const&) = delete;
+  converted_inputs& operator=(converted_inputs const&) = delete;
+
+  /// The SQLite file input `i` is converted into.
+  [[nodiscard]] std::string path_of(std::size_t i) const {
+    return dir_ + "/" + std::to_string(i) + ".sqlite";
+  }
+
+ private:
+  std::string dir_;
+};
+
+/// Checks every input before anything is written: SQLite inputs as they are, JSON inputs
+/// (`json`) converted into `converted`'s folder. @throws input_error, output_error
+std::vector<merge_input> inspect_all(merge_args const& m, std::vector<char> const& json,
+                                     converted_inputs const& converted) {
   std::vector<merge_input> inputs(m.files.size());
   std::string const out_real = m.trace ? real(m.output) : std::string{};
   for_each_input(m.files.size(), m.jobs, [&](std::size_t i) {
     if (!out_real.empty() && real(m.files[i]) == out_real) {
       throw input_error(m.files[i] + ": is also the output (-o)");
     }
-    inputs[i] = inspect_input(m.files[i], i);
+    inputs[i] = json[i] != 0 ? inspect_json_input(m.files[i], converted.path_of(i), i)
+                             : inspect_input(m.files[i], i);
   });
   return inputs;
 }
@@ -324,6 +420,7 @@ class merge_run {
         write_merged_sqlite(partial_, inputs_, anchor_, work);
       } else {
         json_sink json{partial_, 0};
+        json.set_origin(anchor_, {});     // a merged trace: one clock, no one rank or host
         for (auto const& in : inputs_) {  // viewers list the processes by rank
           for (auto const& p : in.processes) {
             json.process_sort_index(p.new_pid, in.rank);
@@ -468,11 +565,22 @@ int merge_main(int argc, char** argv) {
   if (!sqlite_threads_allowed()) {
     m.jobs = 1;  // an SQLite built without threads: one connection at a time
   }
+  // Our JSON starts with '{', an SQLite file with its header: anything else is left to the
+  // SQLite checks, which name what is wrong with it.
+  std::vector<char> json(m.files.size());
+  for (std::size_t i = 0; i < m.files.size(); ++i) {
+    json[i] = starts_as_json_object(m.files[i]) ? 1 : 0;
+  }
   std::vector<merge_input> inputs;
+  std::optional<converted_inputs> converted;
   try {
-    inputs = inspect_all(m);
+    converted.emplace(m, json);
+    inputs = inspect_all(m, json, *converted);
   } catch (input_error const& e) {
     return bad_usage(e.what());
+  } catch (output_error const& e) {
+    std::fprintf(stderr, "nvtxpp-capture merge: %s; nothing written\n", e.what());
+    return 3;
   }
   std::int64_t const anchor = assign_identities(inputs);
   std::map<long, std::string const*> seen;

@@ -1,7 +1,8 @@
-// Writing a raw recording's outputs (write_outputs.hpp); moved from main.cpp unchanged.
+// Writing a raw recording's outputs (write_outputs.hpp).
 
 #include "write_outputs.hpp"
 
+#include "../offline/launch_meta.hpp"
 #include "../offline/sqlite_sink.hpp"
 
 #include <unistd.h>
@@ -21,7 +22,10 @@ std::unique_ptr<trace_sink> open_output(std::string const& path, std::int64_t ba
   if (is_sqlite(path)) {
     return make_sqlite_sink(path);
   }
-  return std::make_unique<json_sink>(path, base_ns);
+  auto json = std::make_unique<json_sink>(path, base_ns);
+  // The wall-clock anchor, rank and host the SQLite output records too: merge reads them.
+  json->set_origin(utc_of_monotonic(base_ns), launch_metadata());
+  return json;
 }
 
 namespace {

@@ -1,13 +1,15 @@
 // Our Chrome Trace Event JSON back into the trace model (json_reader.hpp).
 //
-// The parser is small and strict: RFC 8259 values, nesting at most 64 deep, the whole file read
-// at once. Each trace event is parsed into a small tree, kept in compact form (times in ns, names
-// interned), and dropped; nothing reaches a sink before the whole file has parsed and shown
-// itself ours.
+// The whole file is read at once and parsed by json_parser.hpp. Each trace event is parsed into
+// a small tree, kept in compact form (times in ns, names interned), and dropped; nothing reaches a
+// sink before the whole file has parsed and shown itself ours (otherData comes last).
 
 #include "json_reader.hpp"
 
-#include <fmt/format.h>
+#include "json_parser.hpp"
+#include "writers.hpp"
+
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -16,272 +18,19 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
+
+#include <fmt/format.h>
 
 namespace nvtxpp::capture {
 
 namespace {
 
-/// A parsed JSON value. Numbers keep their text (times are read from it exactly).
-struct value {
-  enum class type : std::uint8_t { null, boolean, number, string, array, object };
-  type t = type::null;
-  bool b = false;
-  std::string text;  // string contents, or a number's text
-  std::vector<value> items;
-  std::vector<std::pair<std::string, value>> members;
-
-  [[nodiscard]] value const* get(std::string_view key) const {
-    for (auto const& [k, v] : members) {
-      if (k == key) {
-        return &v;
-      }
-    }
-    return nullptr;
-  }
-  [[nodiscard]] std::string_view str(std::string_view key) const {
-    auto const* v = get(key);
-    return v != nullptr && v->t == type::string ? std::string_view{v->text} : std::string_view{};
-  }
-};
-
-constexpr int max_depth = 64;
-
-class parser {
- public:
-  parser(std::string_view text, std::string const& path)
-      : p_{text.data()}, begin_{text.data()}, end_{text.data() + text.size()}, path_{path} {}
-
-  [[noreturn]] void fail(std::string_view what) const {
-    if (p_ >= end_) {
-      throw json_input_error(path_ + ": truncated JSON (" + std::string{what} + " at its end)");
-    }
-    throw json_input_error(
-        fmt::format("{}: not valid JSON at byte {}: {}", path_, p_ - begin_, what));
-  }
-
-  void ws() noexcept {
-    while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) {
-      ++p_;
-    }
-  }
-  bool peek(char c) {
-    ws();
-    return p_ < end_ && *p_ == c;
-  }
-  void expect(char c) {
-    ws();
-    if (p_ >= end_ || *p_ != c) {
-      fail(fmt::format("expected '{}'", c));
-    }
-    ++p_;
-  }
-  [[nodiscard]] bool at_end() {
-    ws();
-    return p_ >= end_;
-  }
-
-  std::string string() {
-    expect('"');
-    std::string out;
-    for (;;) {
-      if (p_ >= end_) {
-        fail("unterminated string");
-      }
-      char const c = *p_++;
-      if (c == '"') {
-        return out;
-      }
-      if (static_cast<unsigned char>(c) < 0x20U) {
-        fail("control character in a string");
-      }
-      if (c != '\\') {
-        out.push_back(c);
-        continue;
-      }
-      if (p_ >= end_) {
-        fail("unterminated string");
-      }
-      char const e = *p_++;
-      switch (e) {
-        case '"':
-        case '\\':
-        case '/':
-          out.push_back(e);
-          break;
-        case 'b':
-          out.push_back('\b');
-          break;
-        case 'f':
-          out.push_back('\f');
-          break;
-        case 'n':
-          out.push_back('\n');
-          break;
-        case 'r':
-          out.push_back('\r');
-          break;
-        case 't':
-          out.push_back('\t');
-          break;
-        case 'u':
-          unicode(out);
-          break;
-        default:
-          fail("bad escape");
-      }
-    }
-  }
-
-  value parse(int depth = 0) {
-    if (depth > max_depth) {
-      fail("nested too deeply");
-    }
-    ws();
-    if (p_ >= end_) {
-      fail("expected a value");
-    }
-    value v;
-    char const c = *p_;
-    if (c == '{') {
-      v.t = value::type::object;
-      ++p_;
-      if (!peek('}')) {
-        do {
-          auto key = string();
-          expect(':');
-          v.members.emplace_back(std::move(key), parse(depth + 1));
-        } while (comma());
-      }
-      expect('}');
-    } else if (c == '[') {
-      v.t = value::type::array;
-      ++p_;
-      if (!peek(']')) {
-        do {
-          v.items.push_back(parse(depth + 1));
-        } while (comma());
-      }
-      expect(']');
-    } else if (c == '"') {
-      v.t = value::type::string;
-      v.text = string();
-    } else if (c == '-' || (c >= '0' && c <= '9')) {
-      v.t = value::type::number;
-      v.text = number();
-    } else if (word("true")) {
-      v.t = value::type::boolean;
-      v.b = true;
-    } else if (word("false")) {
-      v.t = value::type::boolean;
-    } else if (!word("null")) {
-      fail("expected a value");
-    }
-    return v;
-  }
-
-  bool comma() {
-    if (peek(',')) {
-      ++p_;
-      return true;
-    }
-    return false;
-  }
-
- private:
-  bool word(std::string_view w) {
-    if (static_cast<std::size_t>(end_ - p_) >= w.size() && std::string_view{p_, w.size()} == w) {
-      p_ += w.size();
-      return true;
-    }
-    return false;
-  }
-
-  std::string number() {
-    char const* const start = p_;
-    auto digits = [&] {
-      char const* const d = p_;
-      while (p_ < end_ && *p_ >= '0' && *p_ <= '9') {
-        ++p_;
-      }
-      if (p_ == d) {
-        fail("bad number");
-      }
-    };
-    if (*p_ == '-') {
-      ++p_;
-    }
-    digits();
-    if (p_ < end_ && *p_ == '.') {
-      ++p_;
-      digits();
-    }
-    if (p_ < end_ && (*p_ == 'e' || *p_ == 'E')) {
-      ++p_;
-      if (p_ < end_ && (*p_ == '+' || *p_ == '-')) {
-        ++p_;
-      }
-      digits();
-    }
-    return std::string{start, p_};
-  }
-
-  unsigned hex4() {
-    if (end_ - p_ < 4) {
-      fail("bad \\u escape");
-    }
-    unsigned v = 0;
-    for (int i = 0; i < 4; ++i) {
-      char const h = *p_++;
-      v <<= 4U;
-      if (h >= '0' && h <= '9') {
-        v |= static_cast<unsigned>(h - '0');
-      } else if (h >= 'a' && h <= 'f') {
-        v |= static_cast<unsigned>(h - 'a' + 10);
-      } else if (h >= 'A' && h <= 'F') {
-        v |= static_cast<unsigned>(h - 'A' + 10);
-      } else {
-        fail("bad \\u escape");
-      }
-    }
-    return v;
-  }
-
-  void unicode(std::string& out) {
-    unsigned cp = hex4();
-    if (cp >= 0xD800U && cp <= 0xDBFFU && end_ - p_ >= 6 && p_[0] == '\\' && p_[1] == 'u') {
-      p_ += 2;
-      unsigned const lo = hex4();
-      cp = lo >= 0xDC00U && lo <= 0xDFFFU ? 0x10000U + ((cp - 0xD800U) << 10U) + (lo - 0xDC00U)
-                                          : 0xFFFDU;
-    } else if (cp >= 0xD800U && cp <= 0xDFFFU) {
-      cp = 0xFFFDU;
-    }
-    auto put = [&](unsigned x) { out.push_back(static_cast<char>(x)); };
-    if (cp < 0x80U) {
-      put(cp);
-    } else if (cp < 0x800U) {
-      put(0xC0U | (cp >> 6U));
-      put(0x80U | (cp & 0x3FU));
-    } else if (cp < 0x10000U) {
-      put(0xE0U | (cp >> 12U));
-      put(0x80U | ((cp >> 6U) & 0x3FU));
-      put(0x80U | (cp & 0x3FU));
-    } else {
-      put(0xF0U | (cp >> 18U));
-      put(0x80U | ((cp >> 12U) & 0x3FU));
-      put(0x80U | ((cp >> 6U) & 0x3FU));
-      put(0x80U | (cp & 0x3FU));
-    }
-  }
-
-  char const* p_;
-  char const* begin_;
-  char const* end_;
-  std::string const& path_;
-};
+using json::value;
 
 /// Microseconds as our writer prints them ("1234.567") to nanoseconds, exactly; other number
 /// spellings through double.
@@ -326,50 +75,78 @@ std::uint64_t to_u64(value const* v) {
   return 0;
 }
 
+std::int64_t to_i64(value const* v) {
+  return v != nullptr && v->t == value::type::number ? std::strtoll(v->text.c_str(), nullptr, 10)
+                                                     : 0;
+}
+
+template <typename T>
+T narrow(value const* v) {
+  return static_cast<T>(to_i64(v));
+}
+
 std::int64_t time_of(value const& e, char const* key) {
   auto const* v = e.get(key);
   return v != nullptr && v->t == value::type::number ? micros_to_ns(v->text) : 0;
 }
 
-/// What the file holds, compact, by process.
-struct collected {
-  struct range {
-    std::uint64_t tid, end_tid;
-    std::int64_t start, end;
-    range_style style;
-    std::uint32_t name, domain;  // interned
-  };
-  struct op {
-    std::int64_t start, end;
-    std::uint32_t correlation;
-    std::uint32_t name;  // kernel: interned demangled name; memcpy: copy kind
-    std::uint64_t tid;   // API calls: the calling thread
-  };
-  struct process {
-    std::vector<range> ranges;
-    std::vector<op> kernels, memcpys, memsets, apis;
-    struct begin {
-      std::uint64_t tid;
-      std::int64_t start;
-      std::uint32_t name, domain;
-    };
-    std::map<std::uint64_t, begin> open;  // start/end ranges begun, by id
-  };
-  std::map<std::uint32_t, process> processes;
-  std::vector<std::string> strings;
-  std::unordered_map<std::string, std::uint32_t> index;
-  bool ours = false;
-  std::uint64_t events = 0;
-
-  std::uint32_t intern(std::string_view s) {
-    auto [it, fresh] =
-        index.try_emplace(std::string{s}, static_cast<std::uint32_t>(strings.size()));
-    if (fresh) {
-      strings.emplace_back(s);
+/// A number or string member of a counter sample as the model holds it: integers as int64
+/// (uint64 past its range: the JSON does not say which a counter was), reals as double, "nan"
+/// and "inf" as the reals they spell, other text as text.
+testing::field_value field_of(value const& v) {
+  if (v.t == value::type::number) {
+    if (v.text.find_first_of(".eE") != std::string::npos) {
+      return std::strtod(v.text.c_str(), nullptr);
     }
-    return it->second;
+    if (v.text[0] != '-') {
+      std::uint64_t const u = std::strtoull(v.text.c_str(), nullptr, 10);
+      if (u > static_cast<std::uint64_t>(INT64_MAX)) {
+        return u;
+      }
+    }
+    return static_cast<std::int64_t>(std::strtoll(v.text.c_str(), nullptr, 10));
   }
-};
+  if (v.t == value::type::string) {
+    if (v.text == "nan" || v.text == "inf" || v.text == "-inf") {
+      return std::strtod(v.text.c_str(), nullptr);
+    }
+    return v.text;
+  }
+  return std::monostate{};
+}
+
+/// A scalar payload back into its type's bit pattern (payload_json's spelling, inverted).
+std::pair<std::uint8_t, std::uint64_t> payload_of(value const* args) {
+  value const* v = args->get("payload");
+  std::string_view const type = args->str("payload_type");
+  std::uint8_t t = 0;
+  for (std::uint8_t k = 1; k <= 6; ++k) {
+    if (type == payload_type_name(k)) {
+      t = k;
+    }
+  }
+  if (v == nullptr || t == 0 || (v->t != value::type::number && v->t != value::type::string)) {
+    return {0, 0};
+  }
+  char const* text = v->text.c_str();
+  std::uint64_t bits = 0;
+  if (t == 3) {
+    double const d = std::strtod(text, nullptr);
+    std::memcpy(&bits, &d, sizeof d);
+  } else if (t == 6) {
+    float const f = std::strtof(text, nullptr);
+    std::uint32_t b = 0;
+    std::memcpy(&b, &f, sizeof f);
+    bits = b;
+  } else if (t == 2) {
+    bits = static_cast<std::uint64_t>(std::strtoll(text, nullptr, 10));
+  } else if (t == 5) {
+    bits = static_cast<std::uint32_t>(static_cast<std::int32_t>(std::strtol(text, nullptr, 10)));
+  } else {
+    bits = std::strtoull(text, nullptr, 10);
+  }
+  return {t, bits};
+}
 
 std::uint8_t copy_kind_of(std::string_view kind) {
   for (unsigned k = 0; k < 32; ++k) {
@@ -380,52 +157,137 @@ std::uint8_t copy_kind_of(std::string_view kind) {
   return 0;
 }
 
-void take_event(collected& c, value const& e) {
-  if (e.t != value::type::object) {
-    return;
-  }
-  ++c.events;
-  auto const ph = e.str("ph");
-  auto const cat = e.str("cat");
-  auto const pid = static_cast<std::uint32_t>(to_u64(e.get("pid")));
-  auto const tid = to_u64(e.get("tid"));
-  value const* args = e.get("args");
-  auto arg = [&](char const* k) { return args != nullptr ? args->get(k) : nullptr; };
-  auto domain = [&] { return args != nullptr ? args->str("domain") : std::string_view{}; };
-  if (ph == "X") {
-    std::int64_t const start = time_of(e, "ts");
-    std::int64_t const end = start + time_of(e, "dur");
-    auto const corr = static_cast<std::uint32_t>(to_u64(arg("correlation")));
-    auto& p = c.processes[pid];
-    // A range's args hold its domain (its cat is the domain, which may be any name); a range's
-    // GPU-side instance in a graph launch holds its launch.
-    bool const range = arg("domain") != nullptr && arg("launch") == nullptr;
-    if (range) {
-      p.ranges.push_back({tid, tid, start, end, range_style::push_pop, c.intern(e.str("name")),
-                          c.intern(domain())});
-    } else if (cat == "cuda_kernel") {
-      p.kernels.push_back({start, end, corr, c.intern(e.str("name")), 0});
-    } else if (cat == "cuda_memcpy") {
-      std::string_view const kind = args != nullptr ? args->str("kind") : std::string_view{};
-      p.memcpys.push_back({start, end, corr, copy_kind_of(kind), 0});
-    } else if (cat == "cuda_memset") {
-      p.memsets.push_back({start, end, corr, 0, 0});
-    } else if (cat == "cuda_api") {
-      p.apis.push_back({start, end, corr, 0, tid});
-    }
-  } else if (ph == "b" || ph == "e") {
-    auto& p = c.processes[pid];
-    auto const id = to_u64(e.get("id"));
-    if (ph == "b") {
-      p.open[id] = {tid, time_of(e, "ts"), c.intern(e.str("name")), c.intern(domain())};
-    } else if (auto it = p.open.find(id); it != p.open.end()) {
-      auto const& b = it->second;
-      p.ranges.push_back(
-          {b.tid, tid, b.start, time_of(e, "ts"), range_style::start_end, b.name, b.domain});
-      p.open.erase(it);
+mark_kind mark_kind_of(std::string_view name) {
+  for (auto k : {mark_kind::sync_create, mark_kind::sync_destroy, mark_kind::sync_acquire_start,
+                 mark_kind::sync_acquire_failed, mark_kind::sync_acquire_success,
+                 mark_kind::sync_releasing}) {
+    if (name == to_string(k)) {
+      return k;
     }
   }
+  return mark_kind::mark;
 }
+
+/// Attributes of a range or mark, as args_json writes them (domain as the process's index).
+struct attrs {
+  std::uint32_t domain = 0;
+  std::uint32_t category = 0;
+  std::uint32_t category_name = 0;  // interned
+  std::uint32_t color = 0;
+  std::uint64_t payload_bits = 0;
+  std::uint8_t payload_type = 0;
+  bool has_color = false;
+  bool registered = false;
+};
+
+/// What the file holds of one process, compact.
+struct process_events {
+  struct range {
+    std::uint64_t tid, end_tid, id;
+    std::int64_t start, end;
+    std::uint32_t name;  // interned
+    attrs a;
+    range_style style;
+    bool unterminated;
+  };
+  struct mark {
+    std::uint64_t tid, handle;
+    std::int64_t ns;
+    std::uint32_t name;
+    attrs a;
+    mark_kind kind;
+  };
+  struct counter {
+    std::int64_t ns;
+    std::uint32_t domain, id, name;
+    std::vector<std::pair<std::uint32_t, testing::field_value>> fields;  // none: `value`
+    testing::field_value value;
+  };
+  struct kernel {
+    recording::gpu_kernel raw;
+    std::uint32_t name, mangled;
+    std::uint64_t graph_node;
+    std::uint32_t graph;
+  };
+  struct gpu_op {
+    std::uint64_t graph_node;
+    std::uint32_t graph;
+  };
+  struct api {
+    recording::gpu_api raw;
+    std::uint32_t name;
+  };
+  struct category {
+    std::int64_t ns;
+    std::uint32_t domain, id, name;
+  };
+  struct begin {
+    std::uint64_t tid;
+    std::int64_t start;
+    std::uint32_t name;
+    attrs a;
+  };
+
+  std::string title;                      // process_name, whole
+  std::vector<std::uint32_t> domains{0};  // by index: interned names; 0 is the global domain's ""
+  std::vector<category> categories;       // each name given, in file order
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> category_names;
+  std::map<std::uint64_t, std::uint32_t> threads;  // named threads and GPU tracks: tid -> name
+  std::vector<range> ranges;
+  std::vector<mark> marks;
+  std::vector<counter> counters;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> counter_ids;  // (domain, name)
+  std::vector<kernel> kernels;
+  std::vector<std::pair<recording::gpu_memcpy, gpu_op>> memcpys;
+  std::vector<std::pair<recording::gpu_memset, gpu_op>> memsets;
+  std::vector<api> apis;
+  std::map<std::uint64_t, begin> open;  // start/end ranges begun, by id
+};
+
+}  // namespace
+
+struct json_trace::impl {
+  std::string path;
+  std::map<std::uint32_t, process_events> processes;
+  std::vector<std::string> strings{std::string{}};  // interned; 0 is ""
+  std::unordered_map<std::string, std::uint32_t> index{{std::string{}, 0}};
+  json_trace_origin origin;
+  bool ours = false;
+
+  std::uint32_t intern(std::string_view s) {
+    auto [it, fresh] =
+        index.try_emplace(std::string{s}, static_cast<std::uint32_t>(strings.size()));
+    if (fresh) {
+      strings.emplace_back(s);
+    }
+    return it->second;
+  }
+
+  std::uint32_t domain_of(process_events& p, std::string_view name) {
+    std::uint32_t const n = intern(name);
+    auto it = std::find(p.domains.begin(), p.domains.end(), n);
+    if (it != p.domains.end()) {
+      return static_cast<std::uint32_t>(it - p.domains.begin());
+    }
+    p.domains.push_back(n);
+    return static_cast<std::uint32_t>(p.domains.size() - 1);
+  }
+
+  attrs attributes_of(process_events& p, value const* args, std::int64_t ns);
+  void take_event(value const& e);
+  void take_metadata(value const& e, process_events& p, std::uint64_t tid);
+  void take_gpu(value const& e, process_events& p, std::string_view cat, std::uint64_t tid);
+  void take_counter(value const& e, process_events& p);
+  void take_other_data(value const& v);
+  void parse_file();
+  read_totals deliver_process(std::uint32_t pid, process_events const& p,
+                              std::vector<trace_sink*> const& sinks) const;
+  void deliver_nvtx(std::uint32_t pid, process_events const& p,
+                    std::vector<trace_sink*> const& sinks, read_totals& totals) const;
+  event_attributes attributes(process_events const& p, attrs const& a) const;
+};
+
+namespace {
 
 std::string read_all(std::string const& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
@@ -447,10 +309,217 @@ std::string read_all(std::string const& path) {
   return text;
 }
 
-collected parse_file(std::string const& path) {
+}  // namespace
+
+attrs json_trace::impl::attributes_of(process_events& p, value const* args, std::int64_t ns) {
+  attrs a;
+  if (args == nullptr) {
+    return a;
+  }
+  a.domain = domain_of(p, args->str("domain"));
+  if (auto const argb = args->str("color_argb"); !argb.empty()) {
+    a.has_color = true;
+    a.color = static_cast<std::uint32_t>(std::strtoul(std::string{argb}.c_str(), nullptr, 16));
+  }
+  a.category = static_cast<std::uint32_t>(to_u64(args->get("category")));
+  if (a.category != 0) {
+    a.category_name = intern(args->str("category_name"));
+    // A category's name as given: once, and again whenever the events show it renamed.
+    auto [it, fresh] = p.category_names.try_emplace({a.domain, a.category}, a.category_name);
+    if (a.category_name != 0 && (fresh || it->second != a.category_name)) {
+      it->second = a.category_name;
+      p.categories.push_back({ns, a.domain, a.category, a.category_name});
+    }
+  }
+  std::tie(a.payload_type, a.payload_bits) = payload_of(args);
+  auto const* reg = args->get("registered");
+  a.registered = reg != nullptr && reg->t == value::type::boolean && reg->b;
+  return a;
+}
+
+void json_trace::impl::take_metadata(value const& e, process_events& p, std::uint64_t tid) {
+  value const* args = e.get("args");
+  if (args == nullptr) {
+    return;
+  }
+  auto const what = e.str("name");
+  if (what == "process_name") {
+    p.title = std::string{args->str("name")};
+  } else if (what == "thread_name" && e.get("tid") != nullptr) {
+    p.threads[tid] = intern(args->str("name"));
+  }
+}
+
+void json_trace::impl::take_gpu(value const& e, process_events& p, std::string_view cat,
+                                std::uint64_t tid) {
+  value const* args = e.get("args");
+  value const empty;
+  value const& a = args != nullptr ? *args : empty;
+  std::int64_t const start = time_of(e, "ts");
+  std::int64_t const end = start + time_of(e, "dur");
+  // The columns every GPU operation has, into a zeroed record.
+  auto common = [&](auto& raw) {
+    std::memset(&raw, 0, sizeof raw);
+    raw.start = start;
+    raw.end = end;
+    raw.device = narrow<std::uint32_t>(a.get("device"));
+    raw.context = narrow<std::uint32_t>(a.get("context"));
+    raw.stream = narrow<std::uint32_t>(a.get("stream"));
+    raw.correlation = narrow<std::uint32_t>(a.get("correlation"));
+  };
+  process_events::gpu_op const graph{to_u64(a.get("graph_node")),
+                                     narrow<std::uint32_t>(a.get("graph"))};
+  if (cat == "cuda_kernel") {
+    process_events::kernel k{};
+    common(k.raw);
+    auto dim = [&](char const* key, std::int32_t* out) {
+      value const* v = a.get(key);
+      for (std::size_t i = 0; v != nullptr && i < 3 && i < v->items.size(); ++i) {
+        out[i] = narrow<std::int32_t>(&v->items[i]);
+      }
+    };
+    dim("grid", k.raw.grid);
+    dim("block", k.raw.block);
+    k.raw.registers_per_thread = narrow<std::uint32_t>(a.get("registers_per_thread"));
+    k.raw.static_shared = narrow<std::int32_t>(a.get("static_shared"));
+    k.raw.dynamic_shared = narrow<std::int32_t>(a.get("dynamic_shared"));
+    k.name = intern(e.str("name"));
+    k.mangled = a.get("mangled") != nullptr ? intern(a.str("mangled")) : k.name;
+    k.graph_node = graph.graph_node;
+    k.graph = graph.graph;
+    p.kernels.push_back(k);
+  } else if (cat == "cuda_memcpy") {
+    recording::gpu_memcpy m{};
+    common(m);
+    m.bytes = to_u64(a.get("bytes"));
+    m.copy_kind = copy_kind_of(a.str("kind"));
+    auto const* async = a.get("async");
+    m.flags = async != nullptr && async->t == value::type::boolean && async->b ? 1 : 0;
+    if (recording::is_migration(m.copy_kind)) {  // written without stream and launching call
+      m.stream = recording::migration_stream;
+      m.cause = narrow<std::uint32_t>(a.get("migration_cause"));
+    }
+    p.memcpys.emplace_back(m, graph);
+  } else if (cat == "cuda_memset") {
+    recording::gpu_memset m{};
+    common(m);
+    m.bytes = to_u64(a.get("bytes"));
+    m.value = narrow<std::uint32_t>(a.get("value"));
+    p.memsets.emplace_back(m, graph);
+  } else if (cat == "cuda_api") {
+    process_events::api c{};
+    std::memset(&c.raw, 0, sizeof c.raw);
+    c.raw.start = start;
+    c.raw.end = end;
+    c.raw.correlation = narrow<std::uint32_t>(a.get("correlation"));
+    c.raw.tid = tid;
+    c.raw.kind =
+        static_cast<std::uint32_t>(a.str("api") == "driver" ? recording::gpu_api_kind::driver
+                                                            : recording::gpu_api_kind::runtime);
+    c.raw.cbid = narrow<std::uint32_t>(a.get("cbid"));
+    c.raw.return_value = narrow<std::int32_t>(a.get("return_value"));
+    c.name = intern(e.str("name"));
+    p.apis.push_back(c);
+  }
+}
+
+void json_trace::impl::take_counter(value const& e, process_events& p) {
+  value const* args = e.get("args");
+  if (args == nullptr || args->t != value::type::object || args->members.empty()) {
+    return;
+  }
+  process_events::counter c;
+  c.ns = time_of(e, "ts");
+  auto const cat = e.str("cat");
+  c.domain = domain_of(p, cat == "default" ? std::string_view{} : cat);
+  c.name = intern(e.str("name"));
+  auto [it, fresh] = p.counter_ids.try_emplace(
+      {c.domain, c.name}, static_cast<std::uint32_t>(p.counter_ids.size() + 1));
+  c.id = it->second;
+  if (args->members.size() == 1 && args->members.front().first == "value") {
+    c.value = field_of(args->members.front().second);
+  } else {
+    for (auto const& [k, v] : args->members) {
+      c.fields.emplace_back(intern(k), field_of(v));
+    }
+  }
+  p.counters.push_back(std::move(c));
+}
+
+void json_trace::impl::take_event(value const& e) {
+  if (e.t != value::type::object) {
+    return;
+  }
+  auto const ph = e.str("ph");
+  auto const cat = e.str("cat");
+  auto const pid = static_cast<std::uint32_t>(to_u64(e.get("pid")));
+  auto const tid = to_u64(e.get("tid"));
+  value const* args = e.get("args");
+  auto arg = [&](char const* k) { return args != nullptr ? args->get(k) : nullptr; };
+  auto flag = [&](char const* k) {
+    auto const* v = arg(k);
+    return v != nullptr && v->t == value::type::boolean && v->b;
+  };
+  if (ph == "M") {
+    take_metadata(e, processes[pid], tid);
+  } else if (ph == "X") {
+    auto& p = processes[pid];
+    // A range's args hold its domain (its cat is the domain, which may be any name); a range's
+    // GPU-side instance in a graph launch holds its launch.
+    if (arg("domain") != nullptr && arg("launch") == nullptr) {
+      std::int64_t const start = time_of(e, "ts");
+      p.ranges.push_back({tid, tid, 0, start, start + time_of(e, "dur"), intern(e.str("name")),
+                          attributes_of(p, args, start), range_style::push_pop,
+                          flag("unterminated")});
+    } else {
+      take_gpu(e, p, cat, tid);
+    }
+  } else if (ph == "b" || ph == "e") {
+    auto& p = processes[pid];
+    auto const id = to_u64(e.get("id"));
+    std::int64_t const ns = time_of(e, "ts");
+    if (ph == "b") {
+      p.open[id] = {tid, ns, intern(e.str("name")), attributes_of(p, args, ns)};
+    } else if (auto it = p.open.find(id); it != p.open.end()) {
+      auto const& b = it->second;
+      p.ranges.push_back(
+          {b.tid, tid, id, b.start, ns, b.name, b.a, range_style::start_end, flag("unterminated")});
+      p.open.erase(it);
+    }
+  } else if (ph == "i") {
+    auto& p = processes[pid];
+    std::int64_t const ns = time_of(e, "ts");
+    bool const sync = cat == "nvtx.sync";
+    p.marks.push_back(
+        {tid, sync ? to_u64(arg("handle")) : 0, ns, intern(e.str("name")),
+         attributes_of(p, args, ns),
+         sync && args != nullptr ? mark_kind_of(args->str("event")) : mark_kind::mark});
+  } else if (ph == "C") {
+    take_counter(e, processes[pid]);
+  }
+}
+
+void json_trace::impl::take_other_data(value const& v) {
+  if (v.t != value::type::object) {
+    return;
+  }
+  ours = v.str("tool") == "nvtxpp-capture";
+  if (auto const* utc = v.get("base_utc_ns"); utc != nullptr && utc->t == value::type::number) {
+    origin.has_utc = true;
+    origin.base_utc_ns = to_i64(utc);
+  }
+  if (auto const* launch = v.get("launch"); launch != nullptr) {
+    for (auto const& [k, x] : launch->members) {
+      if (x.t == value::type::string) {
+        origin.launch.emplace_back(k, x.text);
+      }
+    }
+  }
+}
+
+void json_trace::impl::parse_file() {
   std::string const text = read_all(path);
-  parser ps{text, path};
-  collected c;
+  json::parser ps{text, path};
   if (!ps.peek('{')) {
     throw json_input_error(path + ": not a trace of nvtxpp-capture (no JSON object)");
   }
@@ -465,14 +534,14 @@ collected parse_file(std::string const& path) {
         ps.expect('[');
         if (!ps.peek(']')) {
           do {
-            take_event(c, ps.parse(1));
+            take_event(ps.parse(1));
           } while (ps.comma());
         }
         ps.expect(']');
       } else {
         auto const v = ps.parse(1);
-        if (key == "otherData" && v.t == value::type::object) {
-          c.ours = v.str("tool") == "nvtxpp-capture";
+        if (key == "otherData") {
+          take_other_data(v);
         }
       }
     } while (ps.comma());
@@ -481,94 +550,227 @@ collected parse_file(std::string const& path) {
   if (!ps.at_end()) {
     ps.fail("text after the JSON value");
   }
-  if (!events || !c.ours) {
+  if (!events || !ours) {
     throw json_input_error(path +
                            ": a JSON file that is not a trace of nvtxpp-capture (no traceEvents, "
                            "or no otherData.tool \"nvtxpp-capture\")");
   }
-  return c;
+}
+
+namespace {
+
+/// A process's JSON track title back into the model: "COMMAND (pid N)" ("process" for an unknown
+/// command) gives the command; anything else (merge's "rank R (HOST, pid P) NAME") is a whole
+/// title.
+void name_process(process_info& info, std::string const& title) {
+  std::string const suffix = fmt::format(" (pid {})", info.pid);
+  if (title.size() > suffix.size() &&
+      title.compare(title.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    info.command = title.substr(0, title.size() - suffix.size());
+    if (info.command == "process") {
+      info.command.clear();
+    }
+  } else {
+    info.title = title;
+  }
+}
+
+/// The name the JSON writer gives a GPU stream's track when the program did not name the stream:
+/// such a track name is no name of the stream's own.
+std::string default_track_name(std::uint32_t device, std::uint32_t stream) {
+  std::string name = stream == recording::migration_stream ? std::string{"Unified memory"}
+                                                           : fmt::format("CUDA stream {}", stream);
+  if (device != 0) {
+    name += fmt::format(" (device {})", device);
+  }
+  return name;
 }
 
 }  // namespace
 
-read_totals read_json_trace(std::string const& path, std::vector<trace_sink*> const& sinks) {
-  collected const c = parse_file(path);
+read_totals json_trace::impl::deliver_process(std::uint32_t pid, process_events const& p,
+                                              std::vector<trace_sink*> const& sinks) const {
+  auto each = [&](auto const& info, auto hook) {
+    for (auto* s : sinks) {
+      (s->*hook)(info);
+    }
+  };
   read_totals totals;
-  for (auto const& [pid, p] : c.processes) {
-    process_info info;
-    info.pid = pid;
-    info.path = path;
-    info.finished = true;
+  process_info info;
+  info.pid = pid;
+  info.path = path;
+  info.finished = true;
+  name_process(info, p.title);
+  each(info, &trace_sink::begin_process);
+  for (std::size_t i = 0; i < p.domains.size(); ++i) {
+    each(domain_info{pid, static_cast<std::uint32_t>(i), strings[p.domains[i]]},
+         &trace_sink::on_domain);
+  }
+  for (auto const& c : p.categories) {
+    each(category_info{pid, c.domain, c.id, c.ns, strings[c.name]}, &trace_sink::on_category);
+  }
+  for (auto const& [tid, name] : p.threads) {
+    if (tid < json_sink::gpu_track(0, 0)) {  // GPU tracks' names are streams' (below)
+      each(thread_info{pid, tid, strings[name], true}, &trace_sink::on_thread);
+    }
+  }
+  std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> streams;
+  for (auto const& k : p.kernels) {
+    kernel_info ki;
+    ki.pid = pid;
+    ki.raw = k.raw;
+    ki.demangled = strings[k.name];
+    ki.name = strings[k.mangled];
+    ki.graph_node = k.graph_node;
+    ki.graph = k.graph;
+    streams.emplace(k.raw.device, k.raw.context, k.raw.stream);
+    each(ki, &trace_sink::on_kernel);
+  }
+  for (auto const& [raw, graph] : p.memcpys) {
+    streams.emplace(raw.device, raw.context, raw.stream);
+    each(memcpy_info{pid, raw, graph.graph_node, graph.graph}, &trace_sink::on_memcpy);
+  }
+  for (auto const& [raw, graph] : p.memsets) {
+    streams.emplace(raw.device, raw.context, raw.stream);
+    each(memset_info{pid, raw, graph.graph_node, graph.graph}, &trace_sink::on_memset);
+  }
+  for (auto const& a : p.apis) {
+    api_info ai;
+    ai.pid = pid;
+    ai.raw = a.raw;
+    ai.raw.pid = pid;
+    ai.name = strings[a.name];
+    each(ai, &trace_sink::on_api);
+  }
+  totals.gpu_ops = p.kernels.size() + p.memcpys.size() + p.memsets.size();
+  totals.api_calls = p.apis.size();
+  deliver_nvtx(pid, p, sinks, totals);
+  for (auto const& [device, context, stream] : streams) {
+    auto it = p.threads.find(json_sink::gpu_track(device, stream));
+    std::string name = it == p.threads.end() ? std::string{} : strings[it->second];
+    if (name == default_track_name(device, stream)) {
+      name.clear();
+    } else if (auto const dev = fmt::format(" (device {})", device);
+               device != 0 && name.size() > dev.size() &&
+               name.compare(name.size() - dev.size(), dev.size(), dev) == 0) {
+      name.resize(name.size() - dev.size());
+    }
+    each(gpu_stream_info{pid, device, context, stream, name}, &trace_sink::on_gpu_stream);
+  }
+  each(info, &trace_sink::end_process);
+  return totals;
+}
+
+event_attributes json_trace::impl::attributes(process_events const& p, attrs const& a) const {
+  event_attributes e;
+  e.domain = a.domain;
+  e.domain_name = strings[p.domains[a.domain]];
+  e.has_color = a.has_color;
+  e.color = a.color;
+  e.category = a.category;
+  e.category_name = strings[a.category_name];
+  e.payload_type = a.payload_type;
+  e.payload_bits = a.payload_bits;
+  e.registered = a.registered;
+  return e;
+}
+
+void json_trace::impl::deliver_nvtx(std::uint32_t pid, process_events const& p,
+                                    std::vector<trace_sink*> const& sinks,
+                                    read_totals& totals) const {
+  for (auto const& r : p.ranges) {
+    range_info ri;
+    ri.pid = pid;
+    ri.style = r.style;
+    ri.tid = r.tid;
+    ri.end_tid = r.end_tid;
+    ri.start_ns = r.start;
+    ri.end_ns = r.end;
+    ri.id = r.id;
+    ri.unterminated = r.unterminated;
+    ri.name = strings[r.name];
+    ri.attr = attributes(p, r.a);
     for (auto* s : sinks) {
-      s->begin_process(info);
+      s->on_range(ri);
     }
-    for (auto const& k : p.kernels) {
-      kernel_info ki;
-      ki.pid = pid;
-      ki.raw.start = k.start;
-      ki.raw.end = k.end;
-      ki.raw.correlation = k.correlation;
-      ki.name = ki.demangled = c.strings[k.name];
-      for (auto* s : sinks) {
-        s->on_kernel(ki);
-      }
-    }
-    for (auto const& m : p.memcpys) {
-      memcpy_info mi;
-      mi.pid = pid;
-      mi.raw.start = m.start;
-      mi.raw.end = m.end;
-      mi.raw.correlation = m.correlation;
-      mi.raw.copy_kind = static_cast<std::uint8_t>(m.name);
-      for (auto* s : sinks) {
-        s->on_memcpy(mi);
-      }
-    }
-    for (auto const& m : p.memsets) {
-      memset_info mi;
-      mi.pid = pid;
-      mi.raw.start = m.start;
-      mi.raw.end = m.end;
-      mi.raw.correlation = m.correlation;
-      for (auto* s : sinks) {
-        s->on_memset(mi);
-      }
-    }
-    for (auto const& a : p.apis) {
-      api_info ai;
-      ai.pid = pid;
-      ai.raw.start = a.start;
-      ai.raw.end = a.end;
-      ai.raw.correlation = a.correlation;
-      ai.raw.tid = a.tid;
-      for (auto* s : sinks) {
-        s->on_api(ai);
-      }
-    }
-    for (auto const& r : p.ranges) {
-      range_info ri;
-      ri.pid = pid;
-      ri.style = r.style;
-      ri.tid = r.tid;
-      ri.end_tid = r.end_tid;
-      ri.start_ns = r.start;
-      ri.end_ns = r.end;
-      ri.name = c.strings[r.name];
-      ri.attr.domain_name = c.strings[r.domain];
-      for (auto* s : sinks) {
-        s->on_range(ri);
-      }
-    }
-    info.end_ns = 0;
+  }
+  for (auto const& m : p.marks) {
+    mark_info mi;
+    mi.pid = pid;
+    mi.tid = m.tid;
+    mi.ns = m.ns;
+    mi.kind = m.kind;
+    mi.handle = m.handle;
+    mi.name = strings[m.name];
+    mi.attr = attributes(p, m.a);
     for (auto* s : sinks) {
-      s->end_process(info);
+      s->on_mark(mi);
     }
+  }
+  testing::counter_sample sample;
+  for (auto const& c : p.counters) {
+    sample.id = c.id;
+    sample.name = strings[c.name];
+    sample.value = c.value;
+    sample.fields.clear();
+    for (auto const& [name, v] : c.fields) {
+      sample.fields.emplace_back();
+      sample.fields.back().name = strings[name];
+      sample.fields.back().value = v;
+    }
+    // The JSON gives a counter's samples no thread: the process's main thread takes them.
+    counter_sample_info ci{pid, pid, c.ns, c.domain, strings[p.domains[c.domain]], &sample};
+    for (auto* s : sinks) {
+      s->on_counter_sample(ci);
+    }
+  }
+  totals.ranges = p.ranges.size();
+  totals.marks = p.marks.size();
+  totals.counter_samples = p.counters.size();
+}
+
+json_trace::json_trace(std::string const& path) : d_{std::make_unique<impl>()} {
+  d_->path = path;
+  d_->parse_file();
+}
+
+json_trace::~json_trace() = default;
+
+json_trace_origin const& json_trace::origin() const noexcept { return d_->origin; }
+
+read_totals json_trace::deliver(std::vector<trace_sink*> const& sinks) const {
+  read_totals totals;
+  for (auto const& [pid, p] : d_->processes) {
+    read_totals const t = d_->deliver_process(pid, p, sinks);
     ++totals.processes;
-    totals.ranges += p.ranges.size();
-    totals.gpu_ops += p.kernels.size() + p.memcpys.size() + p.memsets.size();
-    totals.api_calls += p.apis.size();
+    totals.ranges += t.ranges;
+    totals.marks += t.marks;
+    totals.counter_samples += t.counter_samples;
+    totals.gpu_ops += t.gpu_ops;
+    totals.api_calls += t.api_calls;
   }
   return totals;
+}
+
+read_totals read_json_trace(std::string const& path, std::vector<trace_sink*> const& sinks) {
+  return json_trace{path}.deliver(sinks);
+}
+
+bool starts_as_json_object(std::string const& path) noexcept {
+  // Only a regular file is read: a FIFO would block, or lose the bytes read from it.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return false;
+  }
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) {
+    return false;
+  }
+  int c = 0;
+  while ((c = std::fgetc(f)) == ' ' || c == '\n' || c == '\r' || c == '\t') {
+  }
+  std::fclose(f);
+  return c == '{';
 }
 
 }  // namespace nvtxpp::capture

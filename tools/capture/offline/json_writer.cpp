@@ -319,6 +319,10 @@ struct json_sink::impl {
   // first GPU operation. GPU records are few next to ranges, so these stay small.
   std::unordered_map<std::uint32_t, std::pair<std::int64_t, std::uint64_t>> api_at;
   std::unordered_map<std::uint32_t, std::pair<std::int64_t, std::uint64_t>> op_at;
+  // set_origin: written into otherData at finish.
+  bool has_origin = false;
+  std::int64_t base_utc_ns = 0;
+  std::vector<std::pair<std::string, std::string>> launch;
 
   impl(std::string const& path, std::int64_t base) : file{path}, base_ns{base} {
     file.write("{\"traceEvents\":[\n");
@@ -389,6 +393,13 @@ void json_sink::process_sort_index(std::uint32_t pid, std::int64_t index) {
                  pid, index);
   d_->end();
   ++events_;
+}
+
+void json_sink::set_origin(std::int64_t base_utc_ns,
+                           std::vector<std::pair<std::string, std::string>> launch) {
+  d_->has_origin = true;
+  d_->base_utc_ns = base_utc_ns;
+  d_->launch = std::move(launch);
 }
 
 void json_sink::on_thread(thread_info const& t) {
@@ -723,8 +734,24 @@ void json_sink::finish() {
   fmt::memory_buffer other;
   fmt::format_to(std::back_inserter(other),
                  "{{\"tool\":\"nvtxpp-capture\",\"clock\":\"CLOCK_MONOTONIC\",\"base_ns\":{},"
-                 "\"processes\":{},\"warning_counts\":{{",
+                 "\"processes\":{},",
                  d_->base_ns, d_->processes);
+  if (d_->has_origin) {
+    fmt::format_to(std::back_inserter(other), "\"base_utc_ns\":{},", d_->base_utc_ns);
+  }
+  if (!d_->launch.empty()) {
+    other.append(std::string_view{"\"launch\":{"});
+    for (std::size_t i = 0; i < d_->launch.size(); ++i) {
+      if (i != 0) {
+        other.push_back(',');
+      }
+      quoted(other, d_->launch[i].first);
+      other.push_back(':');
+      quoted(other, d_->launch[i].second);
+    }
+    other.append(std::string_view{"},"});
+  }
+  other.append(std::string_view{"\"warning_counts\":{"});
   bool first = true;
   for (auto const& [kind, n] : d_->warning_counts) {
     fmt::format_to(std::back_inserter(other), "{}\"{}\":{}", first ? "" : ",", kind, n);

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <ctime>
 
 namespace nvtxpp::capture {
 
@@ -62,6 +63,15 @@ std::int64_t test_clock_shift_ns() noexcept {
   errno = 0;
   long long const n = std::strtoll(v, &end, 10);
   return errno != 0 || *end != '\0' ? 0 : static_cast<std::int64_t>(n);
+}
+
+std::int64_t utc_of_monotonic(std::int64_t mono_ns) noexcept {
+  timespec real{};
+  timespec mono{};
+  ::clock_gettime(CLOCK_REALTIME, &real);
+  ::clock_gettime(CLOCK_MONOTONIC, &mono);
+  auto ns = [](timespec const& t) { return std::int64_t{t.tv_sec} * 1'000'000'000 + t.tv_nsec; };
+  return ns(real) - (ns(mono) - mono_ns) + test_clock_shift_ns();
 }
 
 }  // namespace nvtxpp::capture

@@ -1,7 +1,8 @@
 /// @file
 /// @brief What the launcher knows about the job a capture belongs to (rank, host), written into
-/// the SQLite output's META_DATA_CAPTURE so that `nvtxpp-capture merge` can name processes by
-/// rank and host; and the testing-only shift of the wall-clock anchor.
+/// the SQLite output's META_DATA_CAPTURE and the JSON output's otherData so that
+/// `nvtxpp-capture merge` can name processes by rank and host; the wall-clock anchor of a JSON
+/// trace; and the testing-only shift of the anchors.
 #pragma once
 
 #include <cstdint>
@@ -26,5 +27,10 @@ inline constexpr char meta_host[] = "NVTXPP_HOST";              ///< gethostname
 /// wall-clock anchor (TARGET_INFO_SESSION_START_TIME) as if the host's clock were that far off;
 /// 0 when unset or not a number.
 [[nodiscard]] std::int64_t test_clock_shift_ns() noexcept;
+
+/// @brief The wall-clock time (UTC, ns since the epoch) of CLOCK_MONOTONIC time `mono_ns`, from
+/// one read of each clock, moved by test_clock_shift_ns(): the anchor a JSON trace records for
+/// its ts 0, as the SQLite output records its session start.
+[[nodiscard]] std::int64_t utc_of_monotonic(std::int64_t mono_ns) noexcept;
 
 }  // namespace nvtxpp::capture

@@ -430,7 +430,7 @@ class merger {
   void add(merge_input const& in) {
     map_processes(map_, in);
     out_.reading(&in.path);
-    attach(out_, in.path, "src");
+    attach(out_, in.db_path, "src");
     out_.exec("BEGIN");  // one transaction per input: SQLite detaches only outside one
     offsets const o = advance(next_, maxima_of(out_, in, tables_), in.shift_ns);
     copy_strings();
@@ -582,7 +582,7 @@ class staged_merge {
     for_each_input(inputs_.size(), work_.jobs, [&](std::size_t i) {
       output_db mem{":memory:", true};
       mem.reading(&inputs_[i].path);
-      attach(mem, inputs_[i].path, "src");
+      attach(mem, inputs_[i].db_path, "src");
       maxima[i] = maxima_of(mem, inputs_[i], tables_);
       spans_[i] = spans_of(mem, inputs_[i], tables_);
     });
@@ -632,7 +632,7 @@ class staged_merge {
     attach(out_, strings_path(), "maps");
     for (std::size_t i = 0; i < inputs_.size(); ++i) {
       out_.reading(&inputs_[i].path);
-      attach(out_, inputs_[i].path, "src");
+      attach(out_, inputs_[i].db_path, "src");
       out_.exec("BEGIN");
       out_.exec(
           "INSERT OR IGNORE INTO main.StringIds (value) SELECT value FROM src.StringIds "
@@ -788,7 +788,7 @@ class staged_merge {
     st.exec(tables_.create_sql);
     attach(st, strings_path(), "maps");
     st.reading(&in.path);
-    attach(st, in.path, "src");
+    attach(st, in.db_path, "src");
     std::vector<row_range> ranges(tables_.names.size());
     for (std::size_t j = 0; j < ranges.size(); ++j) {
       ranges[j] = range_of(i, j, units_[u].piece);

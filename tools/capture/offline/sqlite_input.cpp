@@ -260,6 +260,7 @@ merge_input inspect_input(std::string const& path, std::size_t order) {
   sqlite_db db = open_input(path);
   merge_input in;
   in.path = path;
+  in.db_path = path;
   in.order = order;
   for (char const* t : {"StringIds", "TARGET_INFO_SESSION_START_TIME"}) {
     if (!has_table(db.get(), path, t)) {

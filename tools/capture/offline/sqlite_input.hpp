@@ -71,8 +71,9 @@ struct input_process {
 
 /// @brief What merge needs to know about one input before reading its events.
 struct merge_input {
-  std::string path;
-  std::size_t order = 0;           ///< position on the command line
+  std::string path;       ///< the input as given: named in messages, ranks from its name
+  std::string db_path;    ///< the SQLite file read: `path`, or a JSON input's (merge_json.hpp)
+  std::size_t order = 0;  ///< position on the command line
   std::int64_t anchor_utc_ns = 0;  ///< TARGET_INFO_SESSION_START_TIME.utcEpochNs
   std::int64_t shift_ns = 0;       ///< added to its times: anchor - the merged trace's anchor
   long rank = -1;

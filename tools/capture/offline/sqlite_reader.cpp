@@ -477,7 +477,7 @@ class process_reader {
 }  // namespace
 
 read_totals count_sqlite_input(merge_input const& in) {
-  sqlite_db db = open_input(in.path);
+  sqlite_db db = open_input(in.db_path);
   read_totals totals;
   totals.processes = in.processes.size();
   auto count = [&](char const* table, char const* where) -> std::uint64_t {
@@ -500,7 +500,7 @@ read_totals count_sqlite_input(merge_input const& in) {
 
 read_totals read_sqlite_input(merge_input const& in, std::vector<trace_sink*> const& sinks,
                               bool ordered) {
-  sqlite_db db = open_input(in.path);
+  sqlite_db db = open_input(in.db_path);
   read_totals totals;
   for (auto const& p : in.processes) {
     process_reader{in, p, db.get(), sinks, totals, ordered}.run();

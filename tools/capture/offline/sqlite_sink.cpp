@@ -54,8 +54,11 @@ std::int32_t nsys_launch_type(std::uint8_t cupti) noexcept {
 class sqlite_sink final : public trace_sink {
  public:
   sqlite_sink(std::string const& path, sqlite_writer::options opts, std::int64_t origin_mono,
-              std::int64_t origin_utc)
-      : w_{path, opts}, origin_{origin_mono}, origin_utc_{origin_utc} {}
+              std::int64_t origin_utc, std::vector<std::pair<std::string, std::string>> launch)
+      : w_{path, std::move(opts)},
+        origin_{origin_mono},
+        origin_utc_{origin_utc},
+        launch_{std::move(launch)} {}
 
   void begin_process(process_info const& p) override {
     if (!have_process_) {
@@ -69,8 +72,12 @@ class sqlite_sink final : public trace_sink {
       w_.session_start(origin_utc_);
     }
     process_start_ = p.start_ns;
-    std::string_view name = p.command;
-    name = name.substr(0, name.find(' '));
+    // A whole track name where the source has one (a merged trace read back), else the
+    // program, as nsys names processes.
+    std::string_view name = p.title.empty() ? std::string_view{p.command} : p.title;
+    if (p.title.empty()) {
+      name = name.substr(0, name.find(' '));
+    }
     w_.process(p.pid, name);
   }
 
@@ -302,7 +309,7 @@ class sqlite_sink final : public trace_sink {
     if (!have_process_) {
       w_.session_start(origin_utc_);
     }
-    for (auto const& [name, value] : launch_metadata()) {  // rank and host, for merge
+    for (auto const& [name, value] : launch_) {  // rank and host, for merge
       w_.capture_meta(name, value);
     }
     w_.drop_if_empty("NVTX_EVENTS");  // no NVTX: no table, as in nsys's export
@@ -435,6 +442,7 @@ class sqlite_sink final : public trace_sink {
   sqlite_writer w_;
   std::int64_t origin_;
   std::int64_t origin_utc_;
+  std::vector<std::pair<std::string, std::string>> launch_;
   bool have_process_ = false;
   std::int64_t process_start_ = 0;
   std::unordered_map<std::uint32_t, std::uint32_t> device_of_context_;
@@ -451,14 +459,15 @@ std::unique_ptr<trace_sink> make_sqlite_sink(std::string const& path) {
     opts.fail_write_after = std::strtoull(v, nullptr, 10);
   }
   return std::make_unique<sqlite_sink>(path, opts, monotonic_ns(),
-                                       realtime_ns() + test_clock_shift_ns());
+                                       realtime_ns() + test_clock_shift_ns(), launch_metadata());
 }
 
-std::unique_ptr<trace_sink> make_sqlite_sink_at(std::string const& path,
-                                                sqlite_writer::options const& opts,
-                                                std::int64_t origin_mono_ns,
-                                                std::int64_t origin_utc_ns) {
-  return std::make_unique<sqlite_sink>(path, opts, origin_mono_ns, origin_utc_ns);
+std::unique_ptr<trace_sink> make_sqlite_sink_at(
+    std::string const& path, sqlite_writer::options const& opts, std::int64_t origin_mono_ns,
+    std::int64_t origin_utc_ns,
+    std::optional<std::vector<std::pair<std::string, std::string>>> launch) {
+  return std::make_unique<sqlite_sink>(path, opts, origin_mono_ns, origin_utc_ns,
+                                       launch ? std::move(*launch) : launch_metadata());
 }
 
 bool sqlite_sink_available() noexcept { return true; }

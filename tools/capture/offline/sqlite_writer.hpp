@@ -23,6 +23,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace nvtxpp::capture {
 
@@ -286,11 +288,13 @@ class sqlite_writer {
 
 /// @brief make_sqlite_sink (sqlite_sink.hpp) with explicit options and time origin: times are
 /// written as nanoseconds since `origin_mono_ns` (CLOCK_MONOTONIC), which is `origin_utc_ns`
-/// in TARGET_INFO_SESSION_START_TIME. @throws output_error as make_sqlite_sink.
-[[nodiscard]] std::unique_ptr<trace_sink> make_sqlite_sink_at(std::string const& path,
-                                                              sqlite_writer::options const& opts,
-                                                              std::int64_t origin_mono_ns,
-                                                              std::int64_t origin_utc_ns);
+/// in TARGET_INFO_SESSION_START_TIME. The rank and host rows of META_DATA_CAPTURE are `launch`
+/// when given (a trace read back from a file records its own), else this process's
+/// launch_metadata(). @throws output_error as make_sqlite_sink.
+[[nodiscard]] std::unique_ptr<trace_sink> make_sqlite_sink_at(
+    std::string const& path, sqlite_writer::options const& opts, std::int64_t origin_mono_ns,
+    std::int64_t origin_utc_ns,
+    std::optional<std::vector<std::pair<std::string, std::string>>> launch = std::nullopt);
 
 /// @brief The base name nsys shows for a demangled kernel name (shortName): no return type,
 /// scope, template arguments or parameters ("void ns::k<int>(int*)" -> "k").

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace nvtxpp::capture {
@@ -74,6 +75,12 @@ class json_sink : public trace_sink {
   /// @brief A "process_sort_index" metadata event: viewers list process `pid` by `index`
   /// (merge: by rank) rather than by pid.
   void process_sort_index(std::uint32_t pid, std::int64_t index);
+
+  /// @brief Where the trace comes from, recorded in otherData for `merge`: `base_utc_ns`, the
+  /// wall-clock time (UTC) of ts 0, which puts the trace on one clock with others; and `launch`,
+  /// the capture's rank and host rows (launch_metadata(); none for a merged trace).
+  void set_origin(std::int64_t base_utc_ns,
+                  std::vector<std::pair<std::string, std::string>> launch);
 
   /// @brief Trace events written so far.
   [[nodiscard]] std::uint64_t events() const noexcept { return events_; }
