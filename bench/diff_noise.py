@@ -111,7 +111,11 @@ def make_run(items, rng, path, change=None):
                 ev.append(e)
                 t += d + 1.0
     with open(path, "w") as f:
-        json.dump({"traceEvents": ev, "otherData": {"tool": "nvtxpp-capture"}}, f)
+        # base_utc_ns: the wall-clock time of ts 0, as the tool's own JSON records it (merge
+        # needs it to turn the trace into SQLite)
+        json.dump({"traceEvents": ev,
+                   "otherData": {"tool": "nvtxpp-capture", "base_utc_ns": 1_764_000_000 * 10**9}},
+                  f)
     return path
 
 
