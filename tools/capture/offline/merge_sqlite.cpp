@@ -1,8 +1,11 @@
-// merge's SQLite output (merge_sqlite.hpp).
+// merge's SQLite output (merge_sqlite.hpp): the SQL that remaps an input's rows, the merge on one
+// thread, and the SQL side of the merge on several (measuring inputs, staging pieces, the writer).
 
 #include "merge_sqlite.hpp"
 
 #include "input_pool.hpp"
+#include "merge_plan.hpp"
+#include "merge_stages.hpp"
 #include "sqlite_writer.hpp"
 
 #include <fmt/format.h>
@@ -10,18 +13,20 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstdlib>
 #include <deque>
 #include <exception>
-#include <mutex>
 #include <set>
-#include <thread>
 #include <unordered_map>
 
 namespace nvtxpp::capture {
 
 namespace {
+
+using merge::advance;
+using merge::id_maxima;
+using merge::offsets;
+using merge::row_range;
 
 /// The output connection; a failing statement throws input_error when the input being read is
 /// damaged, output_error otherwise.
@@ -169,16 +174,6 @@ std::string kept_rows(std::string const& table) {
   return {};
 }
 
-/// Offsets that keep one input's ids apart from the previous inputs'.
-struct offsets {
-  std::int64_t shift = 0;
-  std::int64_t correlation = 0;
-  std::int64_t domain = 0;
-  std::int64_t source = 0;
-  std::int64_t type = 0;
-  std::int64_t generic_event = 0;
-};
-
 /// The SELECT expression that carries column `c` of an input row into the output.
 std::string column_expr(std::string const& c, offsets const& o) {
   static std::set<std::string> const times = {"start", "end", "timestamp", "rawTimestamp"};
@@ -259,15 +254,6 @@ struct output_tables {
   }
 };
 
-/// The largest ids of one input: the next input's ids go past them.
-struct id_maxima {
-  std::int64_t correlation = 0;
-  std::int64_t domain = 0;
-  std::int64_t source = 0;
-  std::int64_t type = 0;
-  std::int64_t generic_event = 0;
-};
-
 /// The maxima of the input attached to `db` as src (from the inputs' maxima: a maximum over the
 /// growing output would make the merge quadratic).
 id_maxima maxima_of(output_db& db, merge_input const& in, output_tables const& out) {
@@ -292,18 +278,6 @@ id_maxima maxima_of(output_db& db, merge_input const& in, output_tables const& o
   m.type = src_max("GENERIC_EVENT_TYPES", "typeId");
   m.generic_event = src_max("GENERIC_EVENTS", "genericEventId");
   return m;
-}
-
-/// The offsets of an input whose maxima are `m`; `next` moves past them.
-offsets advance(offsets& next, id_maxima const& m, std::int64_t shift) {
-  offsets o = next;
-  o.shift = shift;
-  next.correlation = o.correlation + m.correlation;
-  next.domain = o.domain + m.domain;
-  next.source = o.source + m.source + 1;
-  next.type = o.type + m.type + 1;
-  next.generic_event = o.generic_event + m.generic_event + 1;
-  return o;
 }
 
 void attach(output_db& db, std::string const& path, char const* as) {
@@ -334,14 +308,6 @@ void map_processes(pid_map& map, merge_input const& in) {
     map.processes[p.pid] = &p;
   }
 }
-
-/// The rows of one copied table that a piece of an input takes: all of them, none, or those whose
-/// rowid is in [lo, hi).
-struct row_range {
-  enum class kind { all, none, span } what = kind::all;
-  std::int64_t lo = 0;
-  std::int64_t hi = 0;
-};
 
 /// Every table both have, by the columns both have; rows of processes and threads with events;
 /// strings through temp.nvtxpp_smap. `ranges` (one per output table, or null for all rows) picks
@@ -472,6 +438,220 @@ class merger {
 
 namespace {
 
+/// The rowids of the input attached to `db` as src in every output table: what the plan cuts it
+/// by.
+std::vector<merge::rowid_span> spans_of(output_db& db, merge_input const& in,
+                                        output_tables const& out) {
+  std::vector<merge::rowid_span> spans(out.names.size());
+  for (std::size_t j = 0; j < out.names.size(); ++j) {
+    auto const& t = out.names[j];
+    if (!has_table(db.get(), in.path, t, "src")) {
+      continue;
+    }
+    try {
+      spans[j].lo = db.scalar(fmt::format("SELECT coalesce(min(_rowid_), 0) FROM src.\"{}\"", t));
+      spans[j].hi = db.scalar(fmt::format("SELECT coalesce(max(_rowid_), -1) FROM src.\"{}\"", t));
+    } catch (input_error const&) {
+      // No rowid (WITHOUT ROWID): not cut. A damaged table fails later.
+      spans[j] = merge::rowid_span{};
+    } catch (output_error const&) {
+      spans[j] = merge::rowid_span{};
+    }
+  }
+  return spans;
+}
+
+/// What the plan needs of every input (its id maxima and rowid spans), read on up to `jobs`
+/// threads, each input through an in-memory connection of its own.
+std::vector<merge::input_extent> measure(std::vector<merge_input> const& inputs,
+                                         output_tables const& tables, unsigned jobs) {
+  std::vector<merge::input_extent> extents(inputs.size());
+  for_each_input(inputs.size(), jobs, [&](std::size_t i) {
+    output_db mem{":memory:", true};
+    mem.reading(&inputs[i].path);
+    attach(mem, inputs[i].db_path, "src");
+    extents[i].maxima = maxima_of(mem, inputs[i], tables);
+    extents[i].spans = spans_of(mem, inputs[i], tables);
+    extents[i].shift_ns = inputs[i].shift_ns;
+  });
+  return extents;
+}
+
+/// The output's strings, and in the strings file `maps_path` each input's map to them (table
+/// smap: input, old id, new id), added in input order as the one-thread merge adds them, so that
+/// the ids are the same.
+void write_string_maps(output_db& out, std::vector<merge_input> const& inputs,
+                       std::string const& maps_path) {
+  out.exec("CREATE UNIQUE INDEX main.nvtxpp_merge_value ON StringIds(value)");
+  ::unlink(maps_path.c_str());
+  {
+    output_db maps{maps_path, true};
+    maps.exec(
+        "CREATE TABLE smap (input INTEGER NOT NULL, old INTEGER NOT NULL, new INTEGER NOT NULL, "
+        "PRIMARY KEY (input, old)) WITHOUT ROWID");
+  }
+  attach(out, maps_path, "maps");
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    out.reading(&inputs[i].path);
+    attach(out, inputs[i].db_path, "src");
+    out.exec("BEGIN");
+    out.exec(
+        "INSERT OR IGNORE INTO main.StringIds (value) SELECT value FROM src.StringIds "
+        "WHERE value IS NOT NULL");
+    out.exec(
+        fmt::format("INSERT INTO maps.smap SELECT {}, s.id, m.id FROM src.StringIds AS s "
+                    "JOIN main.StringIds AS m ON m.value = s.value",
+                    i));
+    out.exec("COMMIT");
+    out.exec("DETACH DATABASE src");
+  }
+  out.reading(nullptr);
+  out.exec("DROP INDEX main.nvtxpp_merge_value");
+  out.exec("DETACH DATABASE maps");
+}
+
+/// What the workers and the writer share, fixed once the plan is made.
+struct stage_setting {
+  std::string const& path;  // the output's
+  std::vector<merge_input> const& inputs;
+  merge_work const& work;
+  output_tables const& tables;
+  merge::merge_plan const& plan;
+
+  /// The stage file of piece unit u (its slot's).
+  std::string stage_file(std::size_t u) const { return merge_stage_path(path, plan.slot(u)); }
+  /// The file of the string maps (write_string_maps), the slot after the stages'.
+  std::string strings_file() const { return merge_stage_path(path, work.jobs); }
+};
+
+/// A worker's piece unit: its share of its input's rows as the one-thread merge would write them,
+/// into its slot's stage file (a database of the output's tables).
+void stage_piece(stage_setting const& s, std::size_t u) {
+  std::size_t const i = s.plan.units()[u].input;
+  merge_input const& in = s.inputs[i];
+  std::string const file = s.stage_file(u);
+  ::unlink(file.c_str());
+  output_db st{file, true};
+  pid_map map;
+  map_processes(map, in);
+  register_functions(st, file, &map);
+  st.exec(s.tables.create_sql);
+  attach(st, s.strings_file(), "maps");
+  st.reading(&in.path);
+  attach(st, in.db_path, "src");
+  std::vector<row_range> const ranges = s.plan.ranges(u);
+  st.exec("BEGIN");
+  st.exec("CREATE TEMP TABLE nvtxpp_smap (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)");
+  st.exec(fmt::format(
+      "INSERT INTO temp.nvtxpp_smap SELECT old, new FROM maps.smap WHERE input = {}", i));
+  copy_rows(st, in, s.plan.offsets_of(i), s.tables, &ranges);
+  st.exec("COMMIT");
+}
+
+/// A worker's unit of either kind.
+void run_unit(stage_setting const& s, std::size_t u) {
+  auto const& w = s.plan.units()[u];
+  if (w.per_input) {
+    s.work.per_input(w.input);
+  } else {
+    stage_piece(s, u);
+  }
+}
+
+/// The one writer: appends the staged pieces to the output in plan order, each input's processes
+/// after its last piece, and calls in_order in input order. An input's per_input unit (first
+/// among its units, so a worker starts on it early) is not waited for where the writer passes it,
+/// only before that input's in_order, which runs once the input's rows are appended. Errors come
+/// out as a loop over the inputs would throw them.
+class ordered_writer {
+ public:
+  ordered_writer(stage_setting const& s, output_db& out, merge::stage_board& board)
+      : s_{s}, out_{out}, board_{board} {}
+
+  void run() {
+    auto const& units = s_.plan.units();
+    std::size_t inputs_done = 0;  // inputs whose rows are all appended
+    for (std::size_t u = 0; u < units.size(); ++u) {
+      if (units[u].per_input) {
+        deferred_.push_back(u);
+        continue;
+      }
+      append_once_staged(u);
+      if (s_.plan.last_piece(u)) {
+        inputs_done = units[u].input + 1;
+        if (!s_.work.per_input && s_.work.in_order) {
+          s_.work.in_order(units[u].input);
+        }
+      }
+      drain(inputs_done, false);
+    }
+    drain(s_.plan.inputs(), true);
+  }
+
+ private:
+  // Waits for piece unit u's stage and appends it; rethrows the error that stopped the merge.
+  void append_once_staged(std::size_t u) {
+    auto const staged = board_.wait(u);
+    if (staged.error) {
+      // an earlier input's per_input error comes first, as in a loop
+      drain(s_.plan.units()[u].input, true);
+      std::rethrow_exception(staged.error);
+    }
+    if (!staged.ended) {
+      // Never staged: a per_input unit before it failed (every piece before it was appended).
+      drain(s_.plan.inputs(), true);
+      throw output_error(s_.path + ": merge stopped");  // not reached: drain rethrows
+    }
+    append(u);
+  }
+
+  // in_order, in input order, for the deferred per_input units of the inputs before `inputs`
+  // (their rows appended) that have ended; with `wait`, waits for them. Rethrows a unit's error.
+  void drain(std::size_t inputs, bool wait) {
+    while (!deferred_.empty()) {
+      std::size_t const u = deferred_.front();
+      std::size_t const input = s_.plan.units()[u].input;
+      if (input >= inputs) {
+        return;
+      }
+      auto const end = wait ? board_.wait(u) : board_.poll(u);
+      if (!end.ended) {
+        return;
+      }
+      if (end.error) {
+        std::rethrow_exception(end.error);
+      }
+      deferred_.pop_front();
+      if (s_.work.in_order) {
+        s_.work.in_order(input);
+      }
+    }
+  }
+
+  // Piece unit u's stage onto the end of the output, and after an input's last piece its
+  // processes; its slot is then free.
+  void append(std::size_t u) {
+    std::string const file = s_.stage_file(u);
+    attach(out_, file, "src");
+    out_.exec("BEGIN");
+    for (auto const& t : s_.tables.names) {
+      out_.exec(fmt::format("INSERT INTO main.\"{0}\" SELECT * FROM src.\"{0}\"", t));
+    }
+    if (s_.plan.last_piece(u)) {
+      add_processes(out_, s_.inputs[s_.plan.units()[u].input]);
+    }
+    out_.exec("COMMIT");
+    out_.exec("DETACH DATABASE src");
+    ::unlink(file.c_str());
+    board_.appended(u);
+  }
+
+  stage_setting const& s_;
+  output_db& out_;
+  merge::stage_board& board_;
+  std::deque<std::size_t> deferred_;  // per_input units the writer has passed, in order
+};
+
 /// The merge on several threads. What costs most is SQLite evaluating every column of every row
 /// as it remaps them: workers do that, each piece of an input into a stage file of the output's
 /// tables, and the writer appends the stages to the output in input order with `INSERT INTO t
@@ -482,6 +662,10 @@ namespace {
 /// own, queued before its rows. The rows, their order and ids are those of the one-thread merge. At
 /// most `jobs` stages exist at once (slot files beside the output, reused), so memory and disk
 /// grow with the threads, not with the inputs.
+///
+/// The jobs: the plan (merge_plan.hpp) from what is measured of the inputs; the string maps;
+/// workers (merge_stages.hpp) staging units; the writer appending them. This class owns what they
+/// share: the output connection and the stage files.
 class staged_merge {
  public:
   staged_merge(std::string const& path, std::vector<merge_input> const& inputs,
@@ -491,8 +675,7 @@ class staged_merge {
   /// @throws input_error, output_error (the stage files are then removed)
   void run() {
     try {
-      prepare();
-      pipeline();
+      stage_and_write();
     } catch (...) {
       remove_stages();
       throw;
@@ -501,330 +684,17 @@ class staged_merge {
   }
 
  private:
-  /// One piece of work: a piece of an input's rows into a stage, or the input's per_input call.
-  struct unit {
-    std::size_t input = 0;
-    std::size_t piece = 0;  ///< of pieces_[input]; ignored for a per_input unit
-    bool per_input = false;
-  };
-
-  /// The fewest rows worth a piece of their own: a table with fewer is not cut.
-  static std::int64_t piece_rows() {
-    // Testing hook: small inputs cut too.
-    if (char const* v = std::getenv("NVTXPP_MERGE_PIECE_ROWS"); v != nullptr && *v != 0) {
-      return std::max<std::int64_t>(1, std::strtoll(v, nullptr, 10));
-    }
-    return 16'384;
+  void stage_and_write() {
+    merge::merge_plan const plan{measure(inputs_, tables_, work_.jobs), work_.jobs,
+                                 static_cast<bool>(work_.per_input)};
+    stage_setting const s{path_, inputs_, work_, tables_, plan};
+    write_string_maps(out_, inputs_, s.strings_file());
+    merge::stage_board board{plan};
+    ordered_writer writer{s, out_, board};
+    // Declared last: stopped and joined first, also when the writer throws.
+    merge::stage_workers workers{board, plan.slots(), [&s](std::size_t u) { run_unit(s, u); }};
+    writer.run();
   }
-
-  /// Pieces per thread over the whole merge. One: an input is cut only when there are fewer
-  /// inputs than threads, so that every thread has work. Measured (docs/merge-scaling.md): 8 a
-  /// thread, which also starts the writer earlier, was 3-5 % slower at 8 and 16 threads on 16
-  /// cores and 1-2 % slower on 2 (each piece's stage file and statements cost more than the
-  /// earlier start gains).
-  static std::size_t pieces_per_thread() {
-    // Benchmark hook: other values compared.
-    if (char const* v = std::getenv("NVTXPP_MERGE_PIECES_PER_THREAD"); v != nullptr && *v != 0) {
-      return static_cast<std::size_t>(std::clamp<long long>(std::strtoll(v, nullptr, 10), 1, 64));
-    }
-    return 1;
-  }
-
-  /// Input i's rowid span in every output table it has ([lo, hi], hi < lo when empty or not a
-  /// rowid table, which piece 0 then takes whole).
-  struct span {
-    std::int64_t lo = 0;
-    std::int64_t hi = -1;
-  };
-
-  static std::vector<span> spans_of(output_db& db, merge_input const& in,
-                                    output_tables const& out) {
-    std::vector<span> spans(out.names.size());
-    for (std::size_t j = 0; j < out.names.size(); ++j) {
-      auto const& t = out.names[j];
-      if (!has_table(db.get(), in.path, t, "src")) {
-        continue;
-      }
-      try {
-        spans[j].lo = db.scalar(fmt::format("SELECT coalesce(min(_rowid_), 0) FROM src.\"{}\"", t));
-        spans[j].hi =
-            db.scalar(fmt::format("SELECT coalesce(max(_rowid_), -1) FROM src.\"{}\"", t));
-      } catch (input_error const&) {
-        spans[j] = span{};  // no rowid (WITHOUT ROWID): not cut; a damaged table fails later
-      } catch (output_error const&) {
-        spans[j] = span{};
-      }
-    }
-    return spans;
-  }
-
-  /// Rows of table j that piece k of input i takes.
-  row_range range_of(std::size_t i, std::size_t j, std::size_t k) const {
-    span const& sp = spans_[i][j];
-    std::size_t const n = pieces_[i];
-    auto const width = static_cast<std::uint64_t>(sp.hi) - static_cast<std::uint64_t>(sp.lo) + 1;
-    if (n == 1 || sp.hi < sp.lo || width < static_cast<std::uint64_t>(piece_rows())) {
-      return k == 0 ? row_range{} : row_range{row_range::kind::none, 0, 0};
-    }
-    auto const at = [&](std::size_t piece) {
-      // width * piece / n without overflow (n is at most 4,096)
-      return sp.lo + static_cast<std::int64_t>(width / n * piece + width % n * piece / n);
-    };
-    return row_range{row_range::kind::span, at(k), k + 1 == n ? sp.hi + 1 : at(k + 1)};
-  }
-
-  // Offsets and pieces from every input's maxima and rowid spans (read in parallel); the
-  // output's strings and, in the strings file, each input's map to them (in input order, as the
-  // one-thread merge adds them); the units in order.
-  void prepare() {
-    std::vector<id_maxima> maxima(inputs_.size());
-    spans_.resize(inputs_.size());
-    for_each_input(inputs_.size(), work_.jobs, [&](std::size_t i) {
-      output_db mem{":memory:", true};
-      mem.reading(&inputs_[i].path);
-      attach(mem, inputs_[i].db_path, "src");
-      maxima[i] = maxima_of(mem, inputs_[i], tables_);
-      spans_[i] = spans_of(mem, inputs_[i], tables_);
-    });
-    offsets next;
-    std::int64_t const rows = piece_rows();
-    for (std::size_t i = 0; i < inputs_.size(); ++i) {
-      offsets_.push_back(advance(next, maxima[i], inputs_[i].shift_ns));
-      std::uint64_t widest = 0;
-      for (auto const& sp : spans_[i]) {
-        if (sp.hi >= sp.lo) {
-          widest = std::max(
-              widest, static_cast<std::uint64_t>(sp.hi) - static_cast<std::uint64_t>(sp.lo) + 1);
-        }
-      }
-      // Units of work wanted per input (its summary is one), then its pieces.
-      std::size_t const wanted =
-          (pieces_per_thread() * work_.jobs + inputs_.size() - 1) / inputs_.size();
-      std::size_t const summary = work_.per_input ? 1 : 0;
-      std::uint64_t const cuts = wanted > summary + 1 ? wanted - summary : 1;
-      auto const n = static_cast<std::size_t>(std::clamp<std::uint64_t>(
-          std::min<std::uint64_t>(cuts, widest / static_cast<std::uint64_t>(rows)), 1, 4096));
-      pieces_.push_back(n);
-      if (work_.per_input) {
-        units_.push_back(unit{i, 0, true});
-      }
-      for (std::size_t k = 0; k < n; ++k) {
-        units_.push_back(unit{i, k, false});
-      }
-    }
-    std::size_t pieces = 0;
-    for (auto const& w : units_) {
-      ordinal_.push_back(pieces);
-      pieces += w.per_input ? 0 : 1;
-    }
-    slots_ = std::min<std::size_t>(work_.jobs, units_.size());
-    ready_.assign(units_.size(), false);
-    errors_.assign(units_.size(), nullptr);
-
-    out_.exec("CREATE UNIQUE INDEX main.nvtxpp_merge_value ON StringIds(value)");
-    ::unlink(strings_path().c_str());
-    {
-      output_db maps{strings_path(), true};
-      maps.exec(
-          "CREATE TABLE smap (input INTEGER NOT NULL, old INTEGER NOT NULL, new INTEGER NOT NULL, "
-          "PRIMARY KEY (input, old)) WITHOUT ROWID");
-    }
-    attach(out_, strings_path(), "maps");
-    for (std::size_t i = 0; i < inputs_.size(); ++i) {
-      out_.reading(&inputs_[i].path);
-      attach(out_, inputs_[i].db_path, "src");
-      out_.exec("BEGIN");
-      out_.exec(
-          "INSERT OR IGNORE INTO main.StringIds (value) SELECT value FROM src.StringIds "
-          "WHERE value IS NOT NULL");
-      out_.exec(
-          fmt::format("INSERT INTO maps.smap SELECT {}, s.id, m.id FROM src.StringIds AS s "
-                      "JOIN main.StringIds AS m ON m.value = s.value",
-                      i));
-      out_.exec("COMMIT");
-      out_.exec("DETACH DATABASE src");
-    }
-    out_.reading(nullptr);
-    out_.exec("DROP INDEX main.nvtxpp_merge_value");
-    out_.exec("DETACH DATABASE maps");
-  }
-
-  // The writer: piece units appended in order. An input's per_input unit (first among its
-  // units, so a worker starts on it early) is not waited for there, only before that input's
-  // in_order, which runs in input order once the input's rows are appended.
-  void pipeline() {
-    std::vector<std::thread> workers;
-    try {
-      for (std::size_t s = 0; s < slots_; ++s) {
-        workers.emplace_back([this] { work(); });
-      }
-      std::size_t inputs_done = 0;  // inputs whose rows are all appended
-      for (std::size_t u = 0; u < units_.size(); ++u) {
-        unit const& w = units_[u];
-        if (w.per_input) {
-          deferred_.push_back(u);
-          continue;
-        }
-        bool ok = false;
-        std::exception_ptr error;
-        {
-          std::unique_lock<std::mutex> lock{mu_};
-          cv_.wait(lock, [&] { return ready_[u] || (stopped_ && u >= next_); });
-          ok = ready_[u];
-          error = errors_[u];
-        }
-        if (error) {
-          drain(w.input, true);  // an earlier input's per_input error comes first, as in a loop
-          std::rethrow_exception(error);
-        }
-        if (!ok) {
-          // Never read: a per_input unit before it failed (every piece before it was appended).
-          drain(inputs_.size(), true);
-          throw output_error(path_ + ": merge stopped");  // not reached: drain rethrows
-        }
-        append(u);
-        if (w.piece + 1 == pieces_[w.input]) {
-          inputs_done = w.input + 1;
-          if (!work_.per_input && work_.in_order) {
-            work_.in_order(w.input);
-          }
-        }
-        drain(inputs_done, false);
-      }
-      drain(inputs_.size(), true);
-    } catch (...) {
-      stop(workers);
-      throw;
-    }
-    stop(workers);
-  }
-
-  // in_order, in input order, for the deferred per_input units of the inputs before `inputs`
-  // (their rows appended) that have ended; with `wait`, waits for them. Rethrows a unit's error.
-  void drain(std::size_t inputs, bool wait) {
-    while (!deferred_.empty()) {
-      std::size_t const u = deferred_.front();
-      if (units_[u].input >= inputs) {
-        return;
-      }
-      std::exception_ptr error;
-      {
-        std::unique_lock<std::mutex> lock{mu_};
-        if (wait) {
-          cv_.wait(lock, [&] { return ready_[u]; });
-        } else if (!ready_[u]) {
-          return;
-        }
-        error = errors_[u];
-      }
-      if (error) {
-        std::rethrow_exception(error);
-      }
-      deferred_.pop_front();
-      if (work_.in_order) {
-        work_.in_order(units_[u].input);
-      }
-    }
-  }
-
-  void stop(std::vector<std::thread>& workers) {
-    {
-      std::lock_guard<std::mutex> lock{mu_};
-      stopped_ = true;
-    }
-    cv_.notify_all();
-    for (auto& w : workers) {
-      w.join();
-    }
-  }
-
-  // A worker: the next unit, a piece once its stage slot is free (the writer has appended the
-  // piece that had it), until none is left.
-  void work() {
-    for (;;) {
-      std::size_t u = 0;
-      {
-        std::unique_lock<std::mutex> lock{mu_};
-        cv_.wait(lock, [&] {
-          return stopped_ || next_ >= units_.size() || units_[next_].per_input ||
-                 ordinal_[next_] < appended_ + slots_;
-        });
-        if (stopped_ || next_ >= units_.size()) {
-          return;
-        }
-        u = next_++;
-      }
-      std::exception_ptr error;
-      try {
-        if (units_[u].per_input) {
-          work_.per_input(units_[u].input);
-        } else {
-          stage(u);
-        }
-      } catch (...) {
-        error = std::current_exception();
-      }
-      {
-        std::lock_guard<std::mutex> lock{mu_};
-        errors_[u] = error;
-        ready_[u] = true;
-        stopped_ = stopped_ || error != nullptr;  // units before it still finish
-      }
-      cv_.notify_all();
-    }
-  }
-
-  // Unit u's piece of its input's rows as the one-thread merge would write them, into its
-  // slot's stage file.
-  void stage(std::size_t u) {
-    std::size_t const i = units_[u].input;
-    merge_input const& in = inputs_[i];
-    std::string const file = merge_stage_path(path_, ordinal_[u] % slots_);
-    ::unlink(file.c_str());
-    output_db st{file, true};
-    pid_map map;
-    map_processes(map, in);
-    register_functions(st, file, &map);
-    st.exec(tables_.create_sql);
-    attach(st, strings_path(), "maps");
-    st.reading(&in.path);
-    attach(st, in.db_path, "src");
-    std::vector<row_range> ranges(tables_.names.size());
-    for (std::size_t j = 0; j < ranges.size(); ++j) {
-      ranges[j] = range_of(i, j, units_[u].piece);
-    }
-    st.exec("BEGIN");
-    st.exec("CREATE TEMP TABLE nvtxpp_smap (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)");
-    st.exec(fmt::format(
-        "INSERT INTO temp.nvtxpp_smap SELECT old, new FROM maps.smap WHERE input = {}", i));
-    copy_rows(st, in, offsets_[i], tables_, &ranges);
-    st.exec("COMMIT");
-  }
-
-  // The writer: piece unit u's stage onto the end of the output, and after an input's last
-  // piece its processes.
-  void append(std::size_t u) {
-    unit const& w = units_[u];
-    std::string const file = merge_stage_path(path_, ordinal_[u] % slots_);
-    attach(out_, file, "src");
-    out_.exec("BEGIN");
-    for (auto const& t : tables_.names) {
-      out_.exec(fmt::format("INSERT INTO main.\"{0}\" SELECT * FROM src.\"{0}\"", t));
-    }
-    if (w.piece + 1 == pieces_[w.input]) {
-      add_processes(out_, inputs_[w.input]);
-    }
-    out_.exec("COMMIT");
-    out_.exec("DETACH DATABASE src");
-    ::unlink(file.c_str());
-    {
-      std::lock_guard<std::mutex> lock{mu_};
-      appended_ = ordinal_[u] + 1;
-    }
-    cv_.notify_all();
-  }
-
-  std::string strings_path() const { return merge_stage_path(path_, work_.jobs); }
 
   void remove_stages() const {
     for (std::size_t s = 0; s <= work_.jobs; ++s) {
@@ -837,20 +707,6 @@ class staged_merge {
   merge_work const& work_;
   output_db out_{path_};
   output_tables tables_{out_, path_};
-  std::vector<offsets> offsets_;
-  std::vector<std::vector<span>> spans_;  // [input][output table]
-  std::vector<std::size_t> pieces_;       // [input]
-  std::vector<unit> units_;
-  std::size_t slots_ = 1;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<std::size_t> ordinal_;  // [unit]: piece units before it
-  std::deque<std::size_t> deferred_;  // per_input units the writer has passed, in order
-  std::size_t next_ = 0;              // the next unit a worker takes
-  std::size_t appended_ = 0;          // piece units the writer has appended
-  bool stopped_ = false;
-  std::vector<bool> ready_;
-  std::vector<std::exception_ptr> errors_;
 };
 
 }  // namespace
