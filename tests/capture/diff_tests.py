@@ -437,6 +437,12 @@ def case_diff_bad(a, tmp):
     bad(a, tmp, "unknown option", "--frobnicate", good, "--vs", good)
     bad(a, tmp, "gate without fail-above", "--gate", "x", good, "--vs", good)
     bad(a, tmp, "relative and absolute", "--relative", "--absolute", good, "--vs", good)
+    # A file cut inside a literal (`tr` of `true`) is truncated, and says so.
+    cut_word = os.path.join(tmp, "cut_word.json")
+    with open(cut_word, "w") as f:
+        f.write('{"traceEvents":[{"ph":"X","args":{"x":tr')
+    p = bad(a, tmp, "cut inside a literal", good, "--vs", cut_word)
+    check("truncated" in p.stderr, f"a file cut inside a literal is truncated: {p.stderr}")
     p = diff(a, "--svg", os.path.join(tmp, "no-such-dir", "x.svg"), good, "--vs", good)
     check(p.returncode == 3, f"unwritable --svg: exit 3, got {p.returncode}: {p.stderr}")
     p = diff(a, "--help")

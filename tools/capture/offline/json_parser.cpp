@@ -160,6 +160,13 @@ value parser::parse(int depth) {
   } else if (word("false")) {
     v.t = value::type::boolean;
   } else if (!word("null")) {
+    // A file cut inside a literal ("nu") is truncated, not malformed: say so.
+    std::string_view const rest{p_, static_cast<std::size_t>(end_ - p_)};
+    for (std::string_view const w : {"true", "false", "null"}) {
+      if (rest.size() < w.size() && w.substr(0, rest.size()) == rest) {
+        p_ = end_;
+      }
+    }
     fail("expected a value");
   }
   return v;
