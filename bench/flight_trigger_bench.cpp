@@ -11,7 +11,7 @@
 // Each iteration is one range end of a stream like a trainer's: the watched range and an inner
 // one ("work", "forward") in turn. The measured instance itself (running median) is the same
 // before and after and is left out.
-#include "offline/flight_triggers.hpp"
+#include "flight/flight_triggers.hpp"
 
 #include <benchmark/benchmark.h>
 

@@ -2,7 +2,7 @@
 // N push/pop ranges through the row writer, then rows/s, bytes per range and peak memory.
 //   nvtxpp_sqlite_bench [ranges=10000000] [distinct names=100 | 0: every name distinct] [file]
 // Not a test: the figures depend on the machine and its disk.
-#include "offline/sqlite_writer.hpp"
+#include "writers/sqlite/sqlite_writer.hpp"
 
 #include <sys/resource.h>
 #include <sys/stat.h>

@@ -1,7 +1,7 @@
 // Kernel names as Nsight Systems writes them (tools/capture/offline/kernel_names.hpp): the
 // expectations are the toolkit demangler's output (cu++filt, nsys's kernel tables), so the same
 // test holds for the libcufilt build and the __cxa_demangle fallback.
-#include "offline/kernel_names.hpp"
+#include "model/kernel_names.hpp"
 
 #include "catch.hpp"
 

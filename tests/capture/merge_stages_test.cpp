@@ -3,7 +3,7 @@
 // the release, ASan+UBSan and TSan stages (ctest name capture.merge_stages). Tests wait for
 // conditions, never for time.
 
-#include "offline/merge_stages.hpp"
+#include "merge/merge_stages.hpp"
 
 #include "catch.hpp"
 

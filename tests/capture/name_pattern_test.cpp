@@ -1,6 +1,6 @@
 // Shell-style patterns over range names (tools/capture/offline/name_pattern.hpp): what matches,
 // what is refused as malformed, and how numbered names fold into one series.
-#include "offline/name_pattern.hpp"
+#include "common/name_pattern.hpp"
 
 #include "catch.hpp"
 

@@ -1,6 +1,6 @@
 // The trace file's name (tools/capture/cli/output_name.hpp): patterns, rank detection, where the
 // rank goes. The launcher's behaviour end to end is in scale_tests.py.
-#include "cli/output_name.hpp"
+#include "launch/output_name.hpp"
 
 #include "catch.hpp"
 

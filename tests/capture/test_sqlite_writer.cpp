@@ -4,8 +4,8 @@
 //
 // NVTXPP_TEST_SQLITE_OUT=<file.sqlite> keeps the database of the main case there (to run the
 // nsys reports on it by hand).
-#include "offline/sqlite_sink.hpp"
-#include "offline/sqlite_writer.hpp"
+#include "writers/sqlite/sqlite_sink.hpp"
+#include "writers/sqlite/sqlite_writer.hpp"
 
 #include <sqlite3.h>
 #include <sys/resource.h>

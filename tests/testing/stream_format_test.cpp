@@ -1,7 +1,7 @@
 // Unit tests of the recorder's stream format (tools/recording/format.hpp, decode.hpp): records
 // built byte by byte go into the decoder, which must read each field back, carry tick deltas
 // through a block, start each block from 0, and stop with a reason on damaged bytes.
-#include "decode.hpp"
+#include "decode/decode.hpp"
 #include "format.hpp"
 
 #include <cstdint>

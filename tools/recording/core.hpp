@@ -6,7 +6,7 @@
 /// then hands NVTX's export-table getter to `attach`.
 #pragma once
 
-#include "decode.hpp"
+#include "decode/decode.hpp"
 
 #include <atomic>
 #include <cstdint>

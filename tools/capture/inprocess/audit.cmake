@@ -1,10 +1,10 @@
 # libnvtxpp_audit.so: the no-rebuild route of docs/annotate.md (LD_AUDIT; nvtxpp-capture
 # --annotate-calls). Included from tools/capture/CMakeLists.txt.
-add_library(nvtxpp_annotate_spec OBJECT "${CMAKE_CURRENT_LIST_DIR}/annotate_spec.cpp")
+add_library(nvtxpp_annotate_spec OBJECT "${CMAKE_CURRENT_LIST_DIR}/../common/annotate_spec.cpp")
 set_target_properties(nvtxpp_annotate_spec PROPERTIES POSITION_INDEPENDENT_CODE ON
   CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
 target_compile_features(nvtxpp_annotate_spec PUBLIC cxx_std_17)
-target_include_directories(nvtxpp_annotate_spec PUBLIC "${CMAKE_CURRENT_LIST_DIR}")
+target_include_directories(nvtxpp_annotate_spec PUBLIC "${CMAKE_CURRENT_LIST_DIR}/../common")
 target_link_libraries(nvtxpp_annotate_spec PRIVATE nvtxpp_dev_flags)
 target_compile_options(nvtxpp_annotate_spec PRIVATE -fno-sanitize=all)  # also in the auditor
 

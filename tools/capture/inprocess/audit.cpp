@@ -19,7 +19,7 @@
 // Unwinding (an exception or longjmp through an annotated call) skips pltexit: each thread keeps
 // a shadow stack of the stack pointers its open ranges were entered with, and the next annotated
 // call or return on that thread first pops the ranges whose frames are gone.
-#include "annotate_spec.hpp"
+#include "../common/annotate_spec.hpp"
 #include "symbols.hpp"  // function_name(): demangled, no return type or parameters
 
 #include <nvtxpp/color.hpp>

@@ -15,7 +15,7 @@
 
 #include "block_writer.hpp"
 
-#include "cupti.hpp"
+#include "cuda/cupti.hpp"
 #include "flight_ring.hpp"
 #include "inject_internal.hpp"
 

@@ -7,9 +7,9 @@
 #include "capture_gate.hpp"
 
 #include "../../recording/core.hpp"
-#include "../offline/name_pattern.hpp"
-#include "../offline/name_spec.hpp"
-#include "cupti.hpp"
+#include "../common/name_pattern.hpp"
+#include "../common/name_spec.hpp"
+#include "cuda/cupti.hpp"
 
 #include <pthread.h>
 #include <signal.h>

@@ -7,23 +7,14 @@
 /// what the program registers) still go to the capture file, which then holds no events.
 #pragma once
 
+#include "../common/flight_requests.hpp"
+
 #include <sys/uio.h>
 
 #include <cstddef>
 #include <cstdint>
 
 namespace nvtxpp::capture::flight {
-
-/// @brief Ring words shared with the launcher (ring_header::user).
-enum user_word : int {
-  flush_request = 0,  ///< the launcher bumps it to ask for the partly filled blocks
-  flush_done = 1,     ///< the process stores the request it has answered
-};
-
-/// @brief Set in the flush_request word (before the bump) by a dump: the GPU records CUPTI holds
-/// are wanted too. A stacks request leaves it clear: it needs ranges only, and a flush of CUPTI
-/// while a kernel runs would lose that kernel's record. The count is the word without it.
-inline constexpr std::uint64_t gpu_wanted = 1ULL << 62U;
 
 /// @brief Starts the flight recorder when NVTXPP_FLIGHT_BYTES asks for one (once per process;
 /// again in a forked child, with a ring of its own). @return whether events go to a ring

@@ -20,7 +20,7 @@
 #include "../../recording/format.hpp"
 #include "block_writer.hpp"
 #include "capture_gate.hpp"
-#include "cupti.hpp"
+#include "cuda/cupti.hpp"
 #include "flight_ring.hpp"
 #include "inject_internal.hpp"
 

@@ -1,0 +1,317 @@
+// The launcher's side of the flight recorder (flight_session.hpp).
+
+#include "flight_session.hpp"
+
+#include "flight_watch.hpp"
+#include "flight_window.hpp"
+#include "flight_control.hpp"
+#include "job_channel.hpp"
+#include "../launch/output_name.hpp"
+#include "../common/private_files.hpp"
+#include "ring_keeper.hpp"
+#include "../launch/write_outputs.hpp"
+
+#include <dirent.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <utility>
+
+namespace nvtxpp::capture::cli {
+
+namespace {
+
+std::int64_t now_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+/// How long a dump waits for the processes to hand over their partly filled blocks.
+constexpr std::int64_t flush_wait_ns = 2'000'000'000;
+
+}  // namespace
+
+flight_session::flight_session(flight_options opt, std::string raw_dir, std::string output,
+                               bool trace, bool summary, summary_options sopt, std::int64_t base_ns)
+    : opt_{std::move(opt)},
+      raw_dir_{std::move(raw_dir)},
+      output_{std::move(output)},
+      trace_{trace},
+      summary_{summary},
+      sopt_{sopt},
+      base_ns_{base_ns} {
+  std::vector<watch_trigger> triggers;
+  for (auto const& t : opt_.triggers) {
+    triggers.push_back({t.text, t.range, t.domain, t.factor, t.bound_ns});
+  }
+  watch_ = std::make_unique<flight_watch>(raw_dir_, std::move(triggers), opt_.hang_ns);
+}
+
+void flight_session::set_label(std::string const& label) {
+  label_ = label;
+  watch_->set_label(label);
+}
+
+void flight_session::join_job(std::string const& output) {
+  auto const job = detect_job(process_env());
+  if (!job) {
+    std::fprintf(stderr,
+                 "nvtxpp-capture: --dump-scope=job: no multi-rank job in the environment (a rank "
+                 "and one of NVTXPP_JOB_ID, PMIX_NAMESPACE, OMPI_MCA_ess_base_jobid, "
+                 "SLURM_JOB_ID); this process dumps alone\n");
+    return;
+  }
+  job_ = std::make_unique<job_channel>();
+  if (std::string const why = job_->join(output, *job); !why.empty()) {
+    std::fprintf(stderr, "nvtxpp-capture: rank %ld: --dump-scope=job: %s; this rank dumps alone\n",
+                 job->rank, why.c_str());
+    job_.reset();
+  }
+}
+
+void flight_session::write_stacks() {
+  std::string const report = stacks_text(true);
+  std::string const name = stacks_name(output_);
+  if (FILE* f = std::fopen(name.c_str(), "w")) {
+    std::fputs(report.c_str(), f);
+    std::fclose(f);
+    std::fprintf(stderr, "nvtxpp-capture: %sstacks in %s\n",
+                 label_.empty() ? "" : (label_ + ": ").c_str(), name.c_str());
+  } else {
+    std::fprintf(stderr, "nvtxpp-capture: cannot write %s: %s\n", name.c_str(),
+                 std::strerror(errno));
+  }
+}
+
+void flight_session::dump_now(std::string const& cause, bool live, bool with_stacks) {
+  unsigned number = 0;
+  std::int64_t cut = 0;
+  std::string reason = cause;
+  if (job_) {
+    std::int64_t const at = realtime_ns();
+    number = job_->announce(label_ + ": " + cause + (with_stacks ? " [stacks]" : ""), at);
+    if (number == 0) {
+      std::fprintf(stderr,
+                   "nvtxpp-capture: %s: cannot announce a job dump in %s: %s; this rank "
+                   "dumps alone\n",
+                   label_.c_str(), job_->dir().c_str(), std::strerror(errno));
+    } else {
+      cut = realtime_to_monotonic(at);
+      reason = "job dump started by " + label_ + ": " + cause;
+    }
+  }
+  if (with_stacks) {
+    write_stacks();
+  }
+  std::fprintf(stderr, "nvtxpp-capture: %s%s\n", label_.empty() ? "" : (label_ + ": ").c_str(),
+               dump(reason, live, false, number, cut).c_str());
+}
+
+void flight_session::serve_job() {
+  if (!job_) {
+    return;
+  }
+  for (auto const& d : job_->take_new()) {
+    // How long the announcement took to reach this rank (the job's clocks agreeing): said, so a
+    // user sees what "the same moment" meant.
+    double const late_ms = static_cast<double>(realtime_ns() - d.cut_realtime_ns) / 1e6;
+    std::string cause = d.cause;
+    bool const stacks = cause.size() > 9 && cause.compare(cause.size() - 9, 9, " [stacks]") == 0;
+    if (stacks) {
+      cause.resize(cause.size() - 9);
+      watch_->mark_hang_reported();  // the job's hang: reported once, by every rank
+      write_stacks();
+    }
+    std::fprintf(stderr, "nvtxpp-capture: %s: %s (seen %.0f ms after the announcement)\n",
+                 label_.c_str(),
+                 dump("job dump started by " + cause, true, false, d.number,
+                      realtime_to_monotonic(d.cut_realtime_ns))
+                     .c_str(),
+                 late_ms);
+  }
+}
+
+flight_session::~flight_session() { unregister_launcher(control_); }
+
+void flight_session::keep_rings(std::string const& ring_dir) {
+  rings_ = std::make_unique<ring_keeper>(ring_dir, raw_dir_);
+}
+
+int flight_session::wait_for(pid_t child) {
+  if (!control_dir_.empty()) {
+    control_ = register_launcher(control_dir_, child);
+    if (control_.empty()) {
+      std::fprintf(stderr,
+                   "nvtxpp-capture: cannot register in %s: %s; `nvtxpp-capture dump|stacks`"
+                   " cannot reach this run\n",
+                   control_dir_.c_str(), std::strerror(errno));
+    }
+  }
+  std::uint32_t triggered = 0;
+  std::int64_t cooldown_until = 0;
+  int status = 0;
+  for (;;) {
+    pid_t const r = ::waitpid(child, &status, WNOHANG);
+    if (rings_) {
+      rings_->adopt();
+    }
+    if (r == child || (r < 0 && errno != EINTR)) {
+      break;
+    }
+    serve_requests();
+    if (watch_->active()) {
+      watch_->poll(now_ns());
+      for (auto const& fired : watch_->take_fired()) {
+        std::int64_t const t = now_ns();
+        if (triggered >= opt_.trigger_max) {
+          watch_->note_skipped(fired, "--trigger-max reached");
+        } else if (t < cooldown_until) {
+          watch_->note_skipped(fired, "cool-down");
+        } else {
+          ++triggered;
+          cooldown_until = t + opt_.cooldown_ns;
+          dump_now("trigger " + fired, true, false);
+        }
+      }
+      if (watch_->hang_due(now_ns())) {
+        std::fprintf(stderr, "nvtxpp-capture: no range opened or closed for %.3g s\n",
+                     static_cast<double>(opt_.hang_ns) / 1e9);
+        dump_now("hang", true, true);
+      }
+    }
+    serve_job();
+    timespec const step{0, 20'000'000};
+    ::nanosleep(&step, nullptr);
+  }
+  return status;
+}
+
+void flight_session::serve_requests() {
+  if (control_.empty()) {
+    return;
+  }
+  for (auto const& req : take_requests(control_)) {
+    if (req.verb == "dump") {
+      if (job_) {
+        // Every rank dumps; the client hears of this rank's.
+        dump_now("requested by nvtxpp-capture dump", true, false);
+        answer_request(control_, req.client,
+                       std::string{failed_ ? "error\n" : "ok\n"} + "dump " +
+                           std::to_string(next_dump_ - 1) + " of every rank of the job\n");
+        continue;
+      }
+      std::string const msg = dump("requested by nvtxpp-capture dump", true, false);
+      std::fprintf(stderr, "nvtxpp-capture: %s\n", msg.c_str());
+      answer_request(control_, req.client, (failed_ ? "error\n" : "ok\n") + msg + "\n");
+    } else if (req.verb == "stacks") {
+      answer_request(control_, req.client, "ok\n" + stacks_text(true));
+    } else {
+      answer_request(control_, req.client, "error\nunknown request '" + req.verb + "'\n");
+    }
+  }
+}
+
+std::string flight_session::stacks_text(bool live) {
+  if (live) {
+    request_flush(raw_dir_, flush_wait_ns, false);
+  }
+  if (!watch_->following()) {
+    // No watcher runs: read what the window holds now (ranges opened before it are not seen).
+    flight_watch once{raw_dir_, {}, 0};
+    once.set_label(label_);
+    once.poll(now_ns());
+    return once.stacks_report(now_ns(), false);
+  }
+  watch_->poll(now_ns());
+  return watch_->stacks_report(now_ns(), true);
+}
+
+std::string flight_session::dump(std::string const& reason, bool live, bool with_summary,
+                                 unsigned number, std::int64_t cut_ns) {
+  if (number != 0) {
+    next_dump_ = number;  // a job-wide dump's number, the same on every rank
+  }
+  if (live) {
+    request_flush(raw_dir_, flush_wait_ns);
+  }
+  if (rings_) {
+    rings_->adopt();
+  }
+  std::string tmp = raw_dir_ + "/dump-XXXXXX";
+  if (::mkdtemp(tmp.data()) == nullptr) {
+    failed_ = true;
+    return "cannot make a directory in " + raw_dir_ + ": " + std::strerror(errno) +
+           "; no dump written (the window stays in the ring for the next dump)";
+  }
+  window_result const w = compose_window(raw_dir_, tmp, opt_.keep_ns, now_ns(), live, cut_ns);
+  for (auto const& e : w.errors) {
+    std::fprintf(stderr, "nvtxpp-capture: %s\n", e.c_str());
+  }
+  std::string const name = dump_name(output_, next_dump_);
+  std::unique_ptr<trace_sink> sink;
+  std::string result;
+  failed_ = false;
+  try {
+    if (trace_) {
+      sink = open_output(name, base_ns_);
+    }
+    std::fflush(nullptr);
+    outputs_result const r =
+        write_outputs(tmp, name, std::move(sink), with_summary || !trace_, sopt_);
+    failed_ = r.write_failed || r.fatal;
+  } catch (std::exception const& e) {
+    std::fprintf(stderr, "nvtxpp-capture: %s\n", e.what());
+    failed_ = true;
+  }
+  remove_tree(tmp);
+  if (failed_) {
+    return "dump " + std::to_string(next_dump_) + " (" + reason + ") could not be written to " +
+           name + "; the window stays in the ring for the next dump";
+  }
+  result = "dump " + std::to_string(next_dump_) + " (" + reason +
+           "): " + std::to_string(w.processes) + " process(es), " +
+           std::to_string(w.ring_bytes / 1024) + " KiB of window, written to " + name;
+  ++next_dump_;
+  return result;
+}
+
+bool flight_session::finish(int status, bool torn_down) {
+  bool ok = true;
+  bool const by_signal = WIFSIGNALED(status);
+  if (watch_->active()) {
+    watch_->poll(now_ns());  // the last triggers' ranges, for the closing notes
+  }
+  if (rings_) {
+    rings_->adopt();  // a ring made just before the program ended
+  }
+  serve_job();  // a job dump announced while the program ended
+  if (by_signal && job_ && !torn_down) {
+    // This rank died on its own (crash, SIGKILL, OOM killer): every rank dumps this moment. A
+    // rank whose launcher passed a SIGTERM/SIGHUP on (the job being torn down) only dumps its own.
+    dump_now("program killed by signal " + std::to_string(WTERMSIG(status)), false, false);
+    ok = !failed_;
+  } else if (opt_.dump_on_exit || by_signal) {
+    std::string const reason =
+        by_signal ? "program killed by signal " + std::to_string(WTERMSIG(status)) : "at exit";
+    std::string const msg = dump(reason, false, summary_);
+    std::fprintf(stderr, "nvtxpp-capture: %s%s\n",
+                 job_ && !label_.empty() ? (label_ + ": ").c_str() : "", msg.c_str());
+    ok = !failed_;
+  }
+  if (!ok && rings_) {
+    rings_->restore();  // the raw recording is kept for a later --convert: the rings with it
+  }
+  for (auto const& note : watch_->closing_notes()) {
+    std::fprintf(stderr, "nvtxpp-capture: %s\n", note.c_str());
+  }
+  return ok;
+}
+
+}  // namespace nvtxpp::capture::cli

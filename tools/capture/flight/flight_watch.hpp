@@ -1,0 +1,85 @@
+/// @file
+/// @brief The launcher's watcher of the flight recorder's rings (offline side: it reads the
+/// rings and definition files, never the program's memory): it follows each process's ring as
+/// it fills, keeps every thread's open NVTX push/pop ranges, measures each range that ends
+/// against the triggers (flight_triggers.hpp: `RANGE[@DOMAIN]>FACTORx` on the running median of
+/// its earlier instances, `>DURATION`), and sees a hang (no range opened or closed anywhere for the
+/// timeout while one is open). It decides nothing about dumps: the session asks it what happened.
+#pragma once
+
+#include "../../recording/decode/decode.hpp"
+#include "flight_triggers.hpp"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nvtxpp::capture {
+
+/// @brief The watcher of one launch's rings.
+class flight_watch {
+ public:
+  /// @param hang_ns 0: no hang watch
+  flight_watch(std::string raw_dir, std::vector<watch_trigger> triggers, std::int64_t hang_ns);
+  ~flight_watch();
+  flight_watch(flight_watch const&) = delete;
+  flight_watch& operator=(flight_watch const&) = delete;
+
+  /// @brief Whether it must follow the rings all along (triggers or a hang timeout).
+  [[nodiscard]] bool active() const noexcept { return !triggers_.empty() || hang_ns_ > 0; }
+  /// @brief Whether it has followed every ring from its start without losing records (so it
+  /// knows every open range).
+  [[nodiscard]] bool following() const noexcept { return active() && !lost_; }
+
+  /// @brief Reads what the rings and definition files gained since the last call.
+  void poll(std::int64_t now_ns);
+
+  /// @brief Trigger firings since the last call (one line each, for stderr).
+  [[nodiscard]] std::vector<std::string> take_fired();
+  /// @brief Records that a firing did not dump (`why`), for the closing notes.
+  void note_skipped(std::string const& fired, std::string const& why);
+
+  /// @brief Counts the hang as reported (by another rank of the job): hang_due() stays false.
+  void mark_hang_reported() noexcept { hang_reported_ = true; }
+
+  /// @brief True once per hang: no range opened or closed for the timeout while one is open.
+  [[nodiscard]] bool hang_due(std::int64_t now_ns);
+
+  /// @brief Every process's threads with their open ranges, outermost first, and how long each
+  /// has been open at `now_ns`. `complete`: the watcher saw every range open (else the text says
+  /// that ranges opened before the window are missing).
+  [[nodiscard]] std::string stacks_report(std::int64_t now_ns, bool complete) const;
+
+  /// @brief Notes for the end: triggers whose range never occurred, firings skipped.
+  [[nodiscard]] std::vector<std::string> closing_notes() const;
+
+  /// @brief A line naming the launch in reports ("rank 3"), or "".
+  void set_label(std::string label) { label_ = std::move(label); }
+
+ private:
+  struct process;
+  void on_event(process& p, std::uint64_t tid, recording::raw_event const& e);
+  /// Measures a range that ended (push/pop or start/end) against the triggers.
+  void range_ended(process& p, std::uint64_t tid, std::string const& name, std::uint32_t domain,
+                   std::int64_t dur);
+  void read_process(process& p);
+
+  std::string raw_dir_;
+  trigger_set triggers_;
+  std::int64_t hang_ns_;
+  std::map<std::uint32_t, std::unique_ptr<process>> processes_;
+  std::vector<std::string> fired_;
+  std::map<std::string, std::uint64_t> skipped_;
+  std::int64_t last_activity_ns_ = 0;
+  bool hang_reported_ = false;
+  bool lost_ = false;
+  std::string label_;
+};
+
+/// @brief `nvtxpp-capture stacks FILE...`: groups the ranks of per-rank stacks reports by what
+/// their threads are inside, and names the ranks that differ from the rest.
+[[nodiscard]] std::string group_stacks(std::vector<std::string> const& paths, bool& ok);
+
+}  // namespace nvtxpp::capture
