@@ -23,11 +23,28 @@
 #pragma once
 
 #include <nvtxpp/config.hpp>
+#include <nvtxpp/detail/function_name.hpp>
 #include <nvtxpp/mark.hpp>
 #include <nvtxpp/range.hpp>
 #include <nvtxpp/registered_string.hpp>
 
 #include <utility>
+
+namespace nvtxpp {
+inline namespace NVTXPP_ABI_NAMESPACE {
+/// @brief A function macro's name style for one call, given as its first attribute:
+/// `ANNOTATE_FUNCTION(nvtxpp::function_names::signature, nvtxpp::colors::red)`. Without one, the
+/// build's `NVTXPP_FUNCTION_NAMES` applies (default: qualified).
+namespace function_names {
+/// @brief `__func__`: `run`, `operator()`.
+inline constexpr detail::function_name_choice<function_name_style::bare> bare{};
+/// @brief Scopes and name: `ns::solver::run`, `ns::free_fn::<lambda>`.
+inline constexpr detail::function_name_choice<function_name_style::qualified> qualified{};
+/// @brief With parameter types and template arguments: `ns::solver::step(double) const`.
+inline constexpr detail::function_name_choice<function_name_style::signature> signature{};
+}  // namespace function_names
+}  // namespace NVTXPP_ABI_NAMESPACE
+}  // namespace nvtxpp
 
 #define NVTXPP_DETAIL_CAT_(a, b) a##b
 #define NVTXPP_DETAIL_CAT(a, b) NVTXPP_DETAIL_CAT_(a, b)
@@ -43,10 +60,38 @@
 #define NVTXPP_DETAIL_TAIL2(...) NVTXPP_DETAIL_TAIL2_(__VA_ARGS__, )
 #define NVTXPP_DETAIL_TAIL2_(first, second, ...) __VA_ARGS__
 
+// The text the function macros parse for their name: the compiler's pretty function name where
+// it has one (g++, clang, nvcc with either, and compilers that emulate them); elsewhere
+// __func__, which every style then gives as it is.
+#if defined(__GNUC__) || defined(__clang__)
+#define NVTXPP_DETAIL_PRETTY_FUNCTION __PRETTY_FUNCTION__
+#else
+#define NVTXPP_DETAIL_PRETTY_FUNCTION __func__
+#endif
+
 #if NVTXPP_ENABLED
+// The name is computed at compile time and registered once per call site, as __func__ was:
+// nothing more happens per call. Its array has the name's exact size (a first constant
+// evaluation counts it); under nvcc, the size of the pretty name (function_name_within says why).
+#if defined(__NVCC__)
+#define NVTXPP_DETAIL_FUNCTION_NAME(name, style) \
+  static constexpr auto name =                   \
+      ::nvtxpp::detail::function_name_within(style, NVTXPP_DETAIL_PRETTY_FUNCTION, __func__)
+#else
+#define NVTXPP_DETAIL_FUNCTION_NAME(name, style)                                                \
+  static constexpr ::std::size_t NVTXPP_DETAIL_CAT(name, _size) =                               \
+      ::nvtxpp::detail::function_name_size(style, NVTXPP_DETAIL_PRETTY_FUNCTION, __func__);     \
+  static constexpr auto name = ::nvtxpp::detail::function_name<NVTXPP_DETAIL_CAT(name, _size)>( \
+      style, NVTXPP_DETAIL_PRETTY_FUNCTION, __func__)
+#endif
 #define NVTXPP_DETAIL_FUNCTION(id, domain, cond, ...)                                     \
-  static ::nvtxpp::registered_string_in<domain> const NVTXPP_DETAIL_CAT(nvtxpp_site_,     \
-                                                                        id){__func__};    \
+  static constexpr ::nvtxpp::function_name_style NVTXPP_DETAIL_CAT(nvtxpp_style_, id) =   \
+      decltype(::nvtxpp::detail::function_name_probe{__VA_ARGS__})::style(                \
+          static_cast<::nvtxpp::function_name_style>(NVTXPP_DETAIL_FUNCTION_NAMES));      \
+  NVTXPP_DETAIL_FUNCTION_NAME(NVTXPP_DETAIL_CAT(nvtxpp_name_, id),                        \
+                              NVTXPP_DETAIL_CAT(nvtxpp_style_, id));                      \
+  static ::nvtxpp::registered_string_in<domain> const NVTXPP_DETAIL_CAT(                  \
+      nvtxpp_site_, id){NVTXPP_DETAIL_CAT(nvtxpp_name_, id).text};                        \
   ::nvtxpp::scoped_range_in<domain> const NVTXPP_DETAIL_CAT(nvtxpp_range_, id) {          \
     ::nvtxpp::detail::when{static_cast<bool>(cond)}, NVTXPP_DETAIL_CAT(nvtxpp_site_, id), \
         __VA_ARGS__                                                                       \
