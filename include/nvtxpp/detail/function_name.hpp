@@ -493,6 +493,8 @@ constexpr function_name_text<N> function_name(function_name_style style, char co
   function_name_text<N> name{};
   name_sink sink{name.text, N - 1, 0};
   write_function_name(sink, style, pretty, P - 1, func, F - 1);
+  // A return type seen before the name was written first: the name ends here, not at N - 1.
+  name.text[sink.size < N - 1 ? sink.size : N - 1] = '\0';
   return name;
 }
 
