@@ -1,25 +1,26 @@
 /// @file
 /// @brief Annotation macros: one line per function or scope.
 ///
-/// | macro | what it annotates |
-/// |---|---|
-/// | `NVTXPP_FUNCTION(attrs...)` | the enclosing function, named after it (`__func__`) |
-/// | `NVTXPP_FUNCTION_IN(domain, attrs...)` | the same, in a domain |
-/// | `NVTXPP_FUNCTION_IF(cond, attrs...)`, `NVTXPP_FUNCTION_IN_IF(domain, cond, attrs...)` | only
-/// when `cond` holds | | `NVTXPP_SCOPE(message, args...)` | the rest of the scope; message may be a
-/// format string | | `NVTXPP_SCOPE_IN(domain, ...)`, `NVTXPP_SCOPE_IF(cond, ...)`,
-/// `NVTXPP_SCOPE_IN_IF(domain, cond, ...)` | as above | | `NVTXPP_MARK(message, args...)`,
-/// `NVTXPP_MARK_IN(domain, ...)` | an instant |
+/// - `NVTXPP_FUNCTION(attrs...)`: the enclosing function, named after it with its namespaces and
+///   classes (`ns::solver::run`; `NVTXPP_FUNCTION_NAMES` and nvtxpp::function_names choose
+///   another style: docs/usage.md, "Function names").
+/// - `NVTXPP_FUNCTION_IN(domain, attrs...)`: the same, in a domain.
+/// - `NVTXPP_FUNCTION_IF(cond, attrs...)`, `NVTXPP_FUNCTION_IN_IF(domain, cond, attrs...)`: only
+///   when `cond` holds.
+/// - `NVTXPP_SCOPE(message, args...)`: the rest of the scope; message may be a format string.
+/// - `NVTXPP_SCOPE_IN(domain, ...)`, `NVTXPP_SCOPE_IF(cond, ...)`,
+///   `NVTXPP_SCOPE_IN_IF(domain, cond, ...)`: as above.
+/// - `NVTXPP_MARK(message, args...)`, `NVTXPP_MARK_IN(domain, ...)`: an instant.
 ///
 /// Short aliases without the prefix (`ANNOTATE_FUNCTION`, `ANNOTATE_SCOPE`, `ANNOTATE_MARK`, and
 /// their `_IN`/`_IF` forms) exist unless `NVTXPP_NO_SHORT_MACROS` is defined.
 ///
-/// The function macros register the function's name with NVTX once per call site and compute its
-/// automatic colour once; so do the scope macros when their message is a string literal without
-/// format arguments (the first time the site runs while a tool listens). Every macro's variables
-/// get unique names, so any number of them can share a scope. With annotations compiled out
-/// (`NVTXPP_DISABLE` / `NVTX_DISABLE`) the macros still type-check their arguments, but never
-/// evaluate them and generate no code.
+/// The function macros compute the function's name at compile time, register it with NVTX once
+/// per call site and compute its automatic colour once; so do the scope macros when their message
+/// is a string literal without format arguments (the first time the site runs while a tool
+/// listens). Every macro's variables get unique names, so any number of them can share a scope.
+/// With annotations compiled out (`NVTXPP_DISABLE` / `NVTX_DISABLE`) the macros still type-check
+/// their arguments, but never evaluate them and generate no code.
 #pragma once
 
 #include <nvtxpp/config.hpp>
