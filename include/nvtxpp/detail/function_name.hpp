@@ -79,7 +79,7 @@ class function_name_parser {
         i += 2;
         continue;
       }
-      if (!component_) {
+      if (!component_ && (c == '(' || c == '{' || c == '_' || c == '$')) {
         if (std::size_t const skip = anonymous_scope(i)) {  // dropped with its "::"
           i += skip;
           continue;
@@ -116,7 +116,7 @@ class function_name_parser {
           continue;
         }
         std::size_t const end = group_end(i);
-        if (keyword_) {
+        if (word_end_ == i && is_operand_keyword(word_begin_, i)) {
           reset();
           i = end;
         } else if (starts(end, "::")) {
@@ -158,12 +158,13 @@ class function_name_parser {
       } else if (c == '~' || is_identifier(c)) {
         std::size_t const end = word_end(c == '~' ? i + 1 : i);
         begin_component();
-        if (equals(i, end, "operator")) {
+        if (c == 'o' && equals(i, end, "operator")) {
           i = operator_name(end);
           continue;
         }
         copy_raw(i, end);
-        keyword_ = is_operand_keyword(i, end);
+        word_begin_ = i;
+        word_end_ = end;
         i = end;
       } else {
         reset();
@@ -225,6 +226,8 @@ class function_name_parser {
 
   /// The length of an anonymous namespace and its "::" at i, or 0.
   [[nodiscard]] constexpr std::size_t anonymous_scope(std::size_t i) const noexcept {
+    char const c = at(i);
+    if (c != '(' && c != '{' && c != '_') return 0;  // the common case, without a comparison
     std::size_t end = 0;
     if (starts(i, "(anonymous namespace)::")) {
       end = i + 21;
@@ -242,6 +245,8 @@ class function_name_parser {
   /// When a clang lambda's class (`(anonymous class)`, `(lambda at ...)`, `$_0`) followed by
   /// `::operator()` starts at i: the index of the call operator's parameter list; else 0.
   [[nodiscard]] constexpr std::size_t lambda_call_operator(std::size_t i) const noexcept {
+    char const c = at(i);
+    if (c != '(' && c != '$') return 0;
     std::size_t end = 0;
     if (starts(i, "(anonymous class)") || starts(i, "(lambda at ")) {
       end = group_end(i);
@@ -265,14 +270,14 @@ class function_name_parser {
     out_->size = 0;
     separator_ = false;
     component_ = false;
-    keyword_ = false;
+    word_end_ = 0;
   }
 
   constexpr void begin_component() noexcept {
     if (separator_ && out_->size > 0) out_->put("::");
     separator_ = false;
     component_ = true;
-    keyword_ = false;
+    word_end_ = 0;
   }
 
   /// A scope written as a bracketed group (an unnamed class): kept as it is.
@@ -293,7 +298,7 @@ class function_name_parser {
     std::size_t i = from;
     while (i < to && i < n_) {
       char const c = s_[i];
-      if (i == from || !is_identifier(s_[i - 1])) {
+      if ((c == '(' || c == '{' || c == '_') && (i == from || !is_identifier(s_[i - 1]))) {
         if (std::size_t const skip = anonymous_scope(i)) {
           i += skip;
           continue;
@@ -454,7 +459,9 @@ class function_name_parser {
   name_sink* out_;
   bool separator_ = false;  // a "::" waits to be written before the next component
   bool component_ = false;  // the current component has begun
-  bool keyword_ = false;    // the current component is a keyword taking an operand
+  // The last word written, to tell `decltype(...)` from a parameter list when a '(' follows it.
+  std::size_t word_begin_ = 0;
+  std::size_t word_end_ = 0;
 };
 
 /// Writes the name of the function whose `__PRETTY_FUNCTION__` is pretty[0, pretty_length) and
