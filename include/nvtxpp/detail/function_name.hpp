@@ -42,11 +42,15 @@ struct name_sink {
   std::size_t size;
 
   constexpr void put(char c) noexcept {
-    if (text != nullptr && size < capacity) text[size] = c;
+    if (text != nullptr && size < capacity) {
+      text[size] = c;
+    }
     ++size;
   }
   constexpr void put(char const* s) noexcept {
-    for (; *s != '\0'; ++s) put(*s);
+    for (; *s != '\0'; ++s) {
+      put(*s);
+    }
   }
 };
 
@@ -95,17 +99,17 @@ class function_name_parser {
             out_->put("<lambda>");
           }
           i = end;
-          if (starts(i, " const::")) i += 6;  // a nested lambda's scope may keep its `const`
-          if (starts(i, "::")) continue;      // it holds the function: a nested lambda
+          if (starts(i, " const::")) {
+            i += 6;  // a nested lambda's scope may keep its `const`
+          }
+          if (starts(i, "::")) {
+            continue;  // it holds the function: a nested lambda
+          }
           tail(i, true);
           return true;
         }
       }
-      if (c == ' ' || c == '*' || c == '&' || c == ')' || c == ',') {
-        // The end of a return type or of a declarator: the name comes later.
-        reset();
-        ++i;
-      } else if (c == '(') {
+      if (c == '(') {
         if (!component_) {
           if (starts(i, "(anonymous ") || starts(i, "(unnamed ") || starts(i, "(lambda at ")) {
             i = keep_component(i);  // clang's unnamed class: a scope like any other
@@ -121,10 +125,14 @@ class function_name_parser {
           i = end;
         } else if (starts(end, "::")) {
           // A function holding a local class or lambda: its parameters tell overloads apart.
-          if (signature_) copy_type(i, end);
+          if (signature_) {
+            copy_type(i, end);
+          }
           i = end;
         } else {
-          if (signature_) copy_type(i, end);  // the parameter list: the name is complete
+          if (signature_) {
+            copy_type(i, end);  // the parameter list: the name is complete
+          }
           tail(end, false);
           return true;
         }
@@ -139,7 +147,9 @@ class function_name_parser {
               out_->put("<lambda>");
             }
             i = end;
-            if (starts(i, "::")) continue;
+            if (starts(i, "::")) {
+              continue;
+            }
             tail(i, true);
             return true;
           }
@@ -147,11 +157,15 @@ class function_name_parser {
           continue;
         }
         std::size_t const end = group_end(i);  // template arguments
-        if (signature_) copy_type(i, end);
+        if (signature_) {
+          copy_type(i, end);
+        }
         i = end;
       } else if (c == '[') {
         std::size_t const end = group_end(i);
-        if (!starts(i, "[abi:")) reset();  // an array bound of a return type
+        if (!starts(i, "[abi:")) {
+          reset();  // an array bound of a return type
+        }
         i = end;
       } else if (c == '{') {
         i = keep_component(i);
@@ -167,6 +181,8 @@ class function_name_parser {
         word_end_ = end;
         i = end;
       } else {
+        // A space, '*', '&' or ')': the end of a return type or of a declarator, and the name
+        // comes later; anything else unexpected also ends what came before.
         reset();
         ++i;
       }
@@ -184,7 +200,9 @@ class function_name_parser {
 
   [[nodiscard]] constexpr bool starts(std::size_t i, char const* literal) const noexcept {
     for (; *literal != '\0'; ++literal, ++i) {
-      if (at(i) != *literal) return false;
+      if (at(i) != *literal) {
+        return false;
+      }
     }
     return true;
   }
@@ -192,12 +210,16 @@ class function_name_parser {
   [[nodiscard]] constexpr bool equals(std::size_t from, std::size_t to,
                                       char const* literal) const noexcept {
     std::size_t length = 0;
-    while (literal[length] != '\0') ++length;
+    while (literal[length] != '\0') {
+      ++length;
+    }
     return to - from == length && starts(from, literal);
   }
 
   [[nodiscard]] constexpr std::size_t word_end(std::size_t i) const noexcept {
-    while (i < n_ && is_identifier(s_[i])) ++i;
+    while (i < n_ && is_identifier(s_[i])) {
+      ++i;
+    }
     return i;
   }
 
@@ -210,7 +232,9 @@ class function_name_parser {
     ++i;
     while (i < n_) {
       char const c = s_[i];
-      if (c == close) return i + 1;
+      if (c == close) {
+        return i + 1;
+      }
       if (c == '(' || c == '[' || c == '{' || (c == '<' && open == '<')) {
         i = group_end(i);
       } else if (c == ')' || c == ']' || c == '}') {
@@ -227,7 +251,9 @@ class function_name_parser {
   /// The length of an anonymous namespace and its "::" at i, or 0.
   [[nodiscard]] constexpr std::size_t anonymous_scope(std::size_t i) const noexcept {
     char const c = at(i);
-    if (c != '(' && c != '{' && c != '_') return 0;  // the common case, without a comparison
+    if (c != '(' && c != '{' && c != '_') {
+      return 0;  // the common case, without a comparison
+    }
     std::size_t end = 0;
     if (starts(i, "(anonymous namespace)::")) {
       end = i + 21;
@@ -235,7 +261,9 @@ class function_name_parser {
       end = i + 11;
     } else if (starts(i, "_GLOBAL__N_")) {  // nvcc's front end names them so in host code
       end = word_end(i);
-      if (!starts(end, "::")) return 0;
+      if (!starts(end, "::")) {
+        return 0;
+      }
     } else {
       return 0;
     }
@@ -246,7 +274,9 @@ class function_name_parser {
   /// `::operator()` starts at i: the index of the call operator's parameter list; else 0.
   [[nodiscard]] constexpr std::size_t lambda_call_operator(std::size_t i) const noexcept {
     char const c = at(i);
-    if (c != '(' && c != '$') return 0;
+    if (c != '(' && c != '$') {
+      return 0;
+    }
     std::size_t end = 0;
     if (starts(i, "(anonymous class)") || starts(i, "(lambda at ")) {
       end = group_end(i);
@@ -260,7 +290,9 @@ class function_name_parser {
 
   [[nodiscard]] constexpr bool is_operand_keyword(std::size_t from, std::size_t to) const noexcept {
     for (char const* k : operand_keywords) {
-      if (equals(from, to, k)) return true;
+      if (equals(from, to, k)) {
+        return true;
+      }
     }
     return false;
   }
@@ -274,7 +306,9 @@ class function_name_parser {
   }
 
   constexpr void begin_component() noexcept {
-    if (separator_ && out_->size > 0) out_->put("::");
+    if (separator_ && out_->size > 0) {
+      out_->put("::");
+    }
     separator_ = false;
     component_ = true;
     word_end_ = 0;
@@ -289,7 +323,9 @@ class function_name_parser {
   }
 
   constexpr void copy_raw(std::size_t from, std::size_t to) noexcept {
-    for (std::size_t i = from; i < to && i < n_; ++i) out_->put(s_[i]);
+    for (std::size_t i = from; i < to && i < n_; ++i) {
+      out_->put(s_[i]);
+    }
   }
 
   /// Copies a type or a list of types: without anonymous namespaces and ABI tags, with `T*`,
@@ -347,7 +383,9 @@ class function_name_parser {
         char const c = s_[end_of_type];
         if (c == '(') {
           std::size_t const end_of_group = group_end(end_of_type);
-          if (at(end_of_group) != '(') break;
+          if (at(end_of_group) != '(') {
+            break;
+          }
           end_of_type = end_of_group;
         } else if (c == '<' || c == '[' || c == '{') {
           end_of_type = group_end(end_of_type);
@@ -369,7 +407,9 @@ class function_name_parser {
       if (starts(i, symbol)) {
         out_->put(symbol);
         std::size_t length = 0;
-        while (symbol[length] != '\0') ++length;
+        while (symbol[length] != '\0') {
+          ++length;
+        }
         return i + length;
       }
     }
@@ -379,12 +419,18 @@ class function_name_parser {
   /// After the name (and, in the signature style, the parameters): the qualifiers and the
   /// template arguments, for the signature style.
   constexpr void tail(std::size_t i, bool lambda) noexcept {
-    if (!signature_) return;
+    if (!signature_) {
+      return;
+    }
     // Qualifiers run to the end of a declarator group or to the template arguments.
     std::size_t end = i;
-    while (end < n_ && s_[end] != ')' && !(s_[end] == ' ' && at(end + 1) == '[')) ++end;
+    while (end < n_ && s_[end] != ')' && !(s_[end] == ' ' && at(end + 1) == '[')) {
+      ++end;
+    }
     // A lambda's `const` (clang) or `mutable` (g++) tells no two rows apart.
-    if (!lambda) copy_raw(i, end);
+    if (!lambda) {
+      copy_raw(i, end);
+    }
     while (end < n_) {
       char const c = s_[end];
       if (c == '[' && s_[end - 1] == ' ' && group_end(end) == n_ && s_[n_ - 1] == ']') {
@@ -435,15 +481,21 @@ class function_name_parser {
         }
       }
       i = end + 1;
-      while (i < to && s_[i] == ' ') ++i;
+      while (i < to && s_[i] == ' ') {
+        ++i;
+      }
     }
-    if (!first) out_->put(']');
+    if (!first) {
+      out_->put(']');
+    }
   }
 
   /// A template parameter's name: `T`, `auto:1` (g++) or `a:auto` (clang); not a scoped typedef
   /// or an expression.
   [[nodiscard]] constexpr bool is_parameter_name(std::size_t from, std::size_t to) const noexcept {
-    if (from == to) return false;
+    if (from == to) {
+      return false;
+    }
     for (std::size_t i = from; i < to; ++i) {
       bool const single_colon = s_[i] == ':' && at(i + 1) != ':' && (i == from || s_[i - 1] != ':');
       if (!is_identifier(s_[i]) && !single_colon) {
@@ -472,10 +524,14 @@ constexpr void write_function_name(name_sink& out, function_name_style style, ch
   if (style != function_name_style::bare) {
     function_name_parser parser{pretty, pretty_length, style == function_name_style::signature,
                                 out};
-    if (parser.run() && out.size > 0) return;
+    if (parser.run() && out.size > 0) {
+      return;
+    }
   }
   out.size = 0;
-  for (std::size_t i = 0; i < func_length; ++i) out.put(func[i]);
+  for (std::size_t i = 0; i < func_length; ++i) {
+    out.put(func[i]);
+  }
 }
 
 /// @return the bytes (NUL included) of the name in `style`.
