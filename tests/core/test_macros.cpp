@@ -517,6 +517,57 @@ TEST_CASE("function names: declarators, qualifiers, anonymous namespaces and ABI
   CHECK(qualified("int main()") == "main");
 }
 
+// The longest pretty names the parser takes in each style still compile under every compiler's
+// default limits on constant evaluation (clang: 2^20 steps), and longer ones give a shorter style
+// instead of stopping the build. Built in the default style's C++17 variants only (test_macros,
+// test_macros_cuda17): a long evaluation is the point, once per compiler is enough.
+#if NVTXPP_DETAIL_FUNCTION_NAMES == 2 && __cplusplus < 202002L
+namespace {
+template <std::size_t N>
+struct long_pretty_name {
+  char text[N + 1];
+};
+
+/// `void ns::process(std::tuple<ns::t<int>, ...>) [T = int]`, N characters long.
+template <std::size_t N>
+constexpr long_pretty_name<N> make_long_pretty_name() {
+  long_pretty_name<N> name{};
+  char const head[] = "void ns::process(std::tuple<";
+  char const item[] = "ns::t<int>, ";
+  char const tail[] = "ns::t<int>>) [T = int]";
+  std::size_t i = 0;
+  for (std::size_t k = 0; k + 1 < sizeof head; ++k) name.text[i++] = head[k];
+  std::size_t const items_end = N - (sizeof tail - 1);
+  for (std::size_t k = 0; i < items_end; ++k) name.text[i++] = item[k % (sizeof item - 1)];
+  for (std::size_t k = 0; k + 1 < sizeof tail; ++k) name.text[i++] = tail[k];
+  return name;
+}
+
+constexpr auto longest_signature = make_long_pretty_name<nvtxpp::detail::signature_parse_limit>();
+constexpr auto signature_text = nvtxpp::detail::function_name<nvtxpp::detail::function_name_size(
+    nvtxpp::function_name_style::signature, longest_signature.text, "process")>(
+    nvtxpp::function_name_style::signature, longest_signature.text, "process");
+static_assert(sizeof(signature_text.text) > nvtxpp::detail::signature_parse_limit / 2);
+static_assert(signature_text.text[11] == '(');  // "ns::process(std::tuple<..."
+
+constexpr auto too_long_signature =
+    make_long_pretty_name<nvtxpp::detail::signature_parse_limit + 1>();
+static_assert(nvtxpp::detail::function_name_size(nvtxpp::function_name_style::signature,
+                                                 too_long_signature.text,
+                                                 "process") == sizeof("ns::process"));
+
+constexpr auto longest_qualified = make_long_pretty_name<nvtxpp::detail::qualified_parse_limit>();
+static_assert(nvtxpp::detail::function_name_size(nvtxpp::function_name_style::qualified,
+                                                 longest_qualified.text,
+                                                 "process") == sizeof("ns::process"));
+constexpr auto too_long_qualified =
+    make_long_pretty_name<nvtxpp::detail::qualified_parse_limit + 1>();
+static_assert(nvtxpp::detail::function_name_size(nvtxpp::function_name_style::qualified,
+                                                 too_long_qualified.text,
+                                                 "process") == sizeof("process"));
+}  // namespace
+#endif
+
 TEST_CASE("function names: text that is not a pretty function name gives __func__") {
   // what a compiler without __PRETTY_FUNCTION__ gets: __func__ for both texts
   CHECK(qualified("run", "run") == "run");

@@ -516,11 +516,26 @@ class function_name_parser {
   std::size_t word_end_ = 0;
 };
 
+/// The longest pretty names parsed in the signature and qualified styles. Constant evaluation is
+/// bounded (clang stops one after 2^20 steps by default, g++ a loop after 2^18 iterations) and a
+/// signature costs clang about 21 steps per character of the pretty name, a qualified name about
+/// 5; the limits keep a third of that budget or less. A longer pretty name (a template over
+/// many long types) gives the qualified name in the signature style, `__func__` in the
+/// qualified one: never a build that stops.
+inline constexpr std::size_t signature_parse_limit = 16384;
+inline constexpr std::size_t qualified_parse_limit = 65536;
+
 /// Writes the name of the function whose `__PRETTY_FUNCTION__` is pretty[0, pretty_length) and
 /// whose `__func__` is func[0, func_length), in `style`.
 constexpr void write_function_name(name_sink& out, function_name_style style, char const* pretty,
                                    std::size_t pretty_length, char const* func,
                                    std::size_t func_length) noexcept {
+  if (style == function_name_style::signature && pretty_length > signature_parse_limit) {
+    style = function_name_style::qualified;
+  }
+  if (style == function_name_style::qualified && pretty_length > qualified_parse_limit) {
+    style = function_name_style::bare;
+  }
   if (style != function_name_style::bare) {
     function_name_parser parser{pretty, pretty_length, style == function_name_style::signature,
                                 out};
