@@ -71,19 +71,20 @@ inline constexpr detail::function_name_choice<function_name_style::signature> si
 #endif
 
 #if NVTXPP_ENABLED
-// The name is computed at compile time and registered once per call site, as __func__ was:
-// nothing more happens per call. Its array has the name's exact size (a first constant
-// evaluation counts it); under nvcc, the size of the pretty name (function_name_within says why).
+// The name is computed at compile time (parsed once, then copied into an array of its size) and
+// registered once per call site, as __func__ was: nothing more happens per call. Under nvcc the
+// parsed array is kept as it is (parse_function_name says why).
 #if defined(__NVCC__)
 #define NVTXPP_DETAIL_FUNCTION_NAME(name, style) \
   static constexpr auto name =                   \
-      ::nvtxpp::detail::function_name_within(style, NVTXPP_DETAIL_PRETTY_FUNCTION, __func__)
+      ::nvtxpp::detail::parse_function_name(style, NVTXPP_DETAIL_PRETTY_FUNCTION, __func__)
 #else
-#define NVTXPP_DETAIL_FUNCTION_NAME(name, style)                                                \
-  static constexpr ::std::size_t NVTXPP_DETAIL_CAT(name, _size) =                               \
-      ::nvtxpp::detail::function_name_size(style, NVTXPP_DETAIL_PRETTY_FUNCTION, __func__);     \
-  static constexpr auto name = ::nvtxpp::detail::function_name<NVTXPP_DETAIL_CAT(name, _size)>( \
-      style, NVTXPP_DETAIL_PRETTY_FUNCTION, __func__)
+#define NVTXPP_DETAIL_FUNCTION_NAME(name, style)                                             \
+  static constexpr auto NVTXPP_DETAIL_CAT(name, _parsed) =                                   \
+      ::nvtxpp::detail::parse_function_name(style, NVTXPP_DETAIL_PRETTY_FUNCTION, __func__); \
+  static constexpr auto name =                                                               \
+      ::nvtxpp::detail::exact_function_name<NVTXPP_DETAIL_CAT(name, _parsed).size + 1>(      \
+          NVTXPP_DETAIL_CAT(name, _parsed))
 #endif
 #define NVTXPP_DETAIL_FUNCTION(id, domain, cond, ...)                                     \
   static constexpr ::nvtxpp::function_name_style NVTXPP_DETAIL_CAT(nvtxpp_style_, id) =   \

@@ -407,19 +407,16 @@ std::string signature(std::string const& pretty, std::string const& func = "func
   return parse(nvtxpp::function_name_style::signature, pretty, func);
 }
 
-// The names are constant expressions, one array per call site, of the name's exact size.
-constexpr auto constant_name = nvtxpp::detail::function_name<nvtxpp::detail::function_name_size(
-    nvtxpp::function_name_style::qualified, "void (* ns::get())(int)", "get")>(
-    nvtxpp::function_name_style::qualified, "void (* ns::get())(int)", "get");
-static_assert(sizeof(constant_name.text) == sizeof("ns::get"));
-static_assert(constant_name.text[0] == 'n' && constant_name.text[6] == 't' &&
-              constant_name.text[7] == '\0');
-// Under nvcc the array is as long as the pretty name: the name still ends where it ends, after a
-// longer return type was written and dropped.
-constexpr auto within_name = nvtxpp::detail::function_name_within(
+// The names are constant expressions: parsed once into an array as long as the pretty name (what
+// a call site keeps under nvcc), where the name still ends where it ends after a longer return
+// type was written and dropped, then copied into one of the name's exact size.
+constexpr auto parsed_name = nvtxpp::detail::parse_function_name(
     nvtxpp::function_name_style::qualified, "std::__cxx11::string ns::label()", "label");
-static_assert(sizeof(within_name.text) == sizeof("std::__cxx11::string ns::label()"));
-static_assert(within_name.text[8] == 'l' && within_name.text[9] == '\0');
+static_assert(sizeof(parsed_name.text) == sizeof("std::__cxx11::string ns::label()"));
+static_assert(parsed_name.size == 9 && parsed_name.text[8] == 'l' && parsed_name.text[9] == '\0');
+constexpr auto exact_name = nvtxpp::detail::exact_function_name<parsed_name.size + 1>(parsed_name);
+static_assert(sizeof(exact_name.text) == sizeof("ns::label"));
+static_assert(exact_name.text[0] == 'n' && exact_name.text[8] == 'l' && exact_name.text[9] == '\0');
 }  // namespace
 
 TEST_CASE("function names: lambdas as every compiler writes them") {
@@ -544,27 +541,26 @@ constexpr long_pretty_name<N> make_long_pretty_name() {
 }
 
 constexpr auto longest_signature = make_long_pretty_name<nvtxpp::detail::signature_parse_limit>();
-constexpr auto signature_text = nvtxpp::detail::function_name<nvtxpp::detail::function_name_size(
-    nvtxpp::function_name_style::signature, longest_signature.text, "process")>(
+constexpr auto signature_text = nvtxpp::detail::parse_function_name(
     nvtxpp::function_name_style::signature, longest_signature.text, "process");
-static_assert(sizeof(signature_text.text) > nvtxpp::detail::signature_parse_limit / 2);
+static_assert(signature_text.size > nvtxpp::detail::signature_parse_limit / 2);
 static_assert(signature_text.text[11] == '(');  // "ns::process(std::tuple<..."
 
 constexpr auto too_long_signature =
     make_long_pretty_name<nvtxpp::detail::signature_parse_limit + 1>();
-static_assert(nvtxpp::detail::function_name_size(nvtxpp::function_name_style::signature,
-                                                 too_long_signature.text,
-                                                 "process") == sizeof("ns::process"));
+static_assert(nvtxpp::detail::parse_function_name(nvtxpp::function_name_style::signature,
+                                                  too_long_signature.text, "process")
+                  .size == sizeof("ns::process") - 1);
 
 constexpr auto longest_qualified = make_long_pretty_name<nvtxpp::detail::qualified_parse_limit>();
-static_assert(nvtxpp::detail::function_name_size(nvtxpp::function_name_style::qualified,
-                                                 longest_qualified.text,
-                                                 "process") == sizeof("ns::process"));
+static_assert(nvtxpp::detail::parse_function_name(nvtxpp::function_name_style::qualified,
+                                                  longest_qualified.text, "process")
+                  .size == sizeof("ns::process") - 1);
 constexpr auto too_long_qualified =
     make_long_pretty_name<nvtxpp::detail::qualified_parse_limit + 1>();
-static_assert(nvtxpp::detail::function_name_size(nvtxpp::function_name_style::qualified,
-                                                 too_long_qualified.text,
-                                                 "process") == sizeof("process"));
+static_assert(nvtxpp::detail::parse_function_name(nvtxpp::function_name_style::qualified,
+                                                  too_long_qualified.text, "process")
+                  .size == sizeof("process") - 1);
 }  // namespace
 #endif
 

@@ -47,6 +47,15 @@ struct name_sink {
     }
     ++size;
   }
+  /// Puts n characters; counting them costs no loop.
+  constexpr void put(char const* s, std::size_t n) noexcept {
+    if (text != nullptr) {
+      for (std::size_t i = 0; i < n && size + i < capacity; ++i) {
+        text[size + i] = s[i];
+      }
+    }
+    size += n;
+  }
   constexpr void put(char const* s) noexcept {
     for (; *s != '\0'; ++s) {
       put(*s);
@@ -61,9 +70,15 @@ inline constexpr char const* operator_symbols[] = {
     ">",  "+",  "-",   "*",   "/",   "%",   "^",  "&",  "|",  "~",  "!",  "=",  ","};
 
 /// Words whose parenthesised operand belongs to a return type (`decltype(t + 1) ns::f(T)`).
-inline constexpr char const* operand_keywords[] = {
-    "decltype", "__decltype", "typeof",   "__typeof",      "__typeof__",
-    "sizeof",   "alignof",    "noexcept", "__attribute__", "__underlying_type"};
+struct keyword_text {
+  char const* text;
+  std::size_t length;
+};
+inline constexpr keyword_text operand_keywords[] = {
+    {"decltype", 8},          {"__decltype", 10}, {"typeof", 6},
+    {"__typeof", 8},          {"__typeof__", 10}, {"sizeof", 6},
+    {"alignof", 7},           {"noexcept", 8},    {"__attribute__", 13},
+    {"__underlying_type", 17}};
 
 /// One pass over a pretty function name, writing the name in one style.
 class function_name_parser {
@@ -77,7 +92,7 @@ class function_name_parser {
     std::size_t i = 0;
     while (i < n_) {
       char const c = s_[i];
-      if (c == ':' && at(i + 1) == ':') {
+      if (c == ':' && i + 1 < n_ && s_[i + 1] == ':') {
         separator_ = true;
         component_ = false;
         i += 2;
@@ -217,7 +232,9 @@ class function_name_parser {
   }
 
   [[nodiscard]] constexpr std::size_t word_end(std::size_t i) const noexcept {
-    while (i < n_ && is_identifier(s_[i])) {
+    char const* const s = s_;
+    std::size_t const n = n_;
+    while (i < n && is_identifier(s[i])) {
       ++i;
     }
     return i;
@@ -227,11 +244,17 @@ class function_name_parser {
   /// brackets (a `>` in parentheses is an operator); a closing bracket of another kind ends the
   /// group there, so text that is not balanced never reads past the end.
   [[nodiscard]] constexpr std::size_t group_end(std::size_t i) const noexcept {
-    char const open = s_[i];
+    char const* const s = s_;
+    std::size_t const n = n_;
+    char const open = s[i];
     char const close = open == '(' ? ')' : open == '[' ? ']' : open == '{' ? '}' : '>';
     ++i;
-    while (i < n_) {
-      char const c = s_[i];
+    while (i < n) {
+      char const c = s[i];
+      if (c >= 'a' && c <= 'z') {  // most characters, and no bracket: one test
+        ++i;
+        continue;
+      }
       if (c == close) {
         return i + 1;
       }
@@ -245,7 +268,7 @@ class function_name_parser {
         ++i;
       }
     }
-    return n_;
+    return n;
   }
 
   /// The length of an anonymous namespace and its "::" at i, or 0.
@@ -289,8 +312,15 @@ class function_name_parser {
   }
 
   [[nodiscard]] constexpr bool is_operand_keyword(std::size_t from, std::size_t to) const noexcept {
-    for (char const* k : operand_keywords) {
-      if (equals(from, to, k)) {
+    // Every function name comes here: rule most out by their first character, the others by
+    // their length, before comparing any text (constant evaluation is slow, g++'s above all).
+    char const first = s_[from];
+    if (first != 'd' && first != 't' && first != 's' && first != 'a' && first != 'n' &&
+        first != '_') {
+      return false;
+    }
+    for (keyword_text const& k : operand_keywords) {
+      if (k.length == to - from && starts(from, k.text)) {
         return true;
       }
     }
@@ -307,7 +337,7 @@ class function_name_parser {
 
   constexpr void begin_component() noexcept {
     if (separator_ && out_->size > 0) {
-      out_->put("::");
+      out_->put("::", 2);
     }
     separator_ = false;
     component_ = true;
@@ -323,9 +353,8 @@ class function_name_parser {
   }
 
   constexpr void copy_raw(std::size_t from, std::size_t to) noexcept {
-    for (std::size_t i = from; i < to && i < n_; ++i) {
-      out_->put(s_[i]);
-    }
+    if (to > n_) to = n_;
+    if (from < to) out_->put(s_ + from, to - from);
   }
 
   /// Copies a type or a list of types: without anonymous namespaces and ABI tags, with `T*`,
@@ -549,41 +578,46 @@ constexpr void write_function_name(name_sink& out, function_name_style style, ch
   }
 }
 
-/// @return the bytes (NUL included) of the name in `style`.
+/// A function's name as parsed: NUL-terminated, `size` characters, in an array of N bytes (as
+/// many as the longer of the texts it was parsed from).
+template <std::size_t N>
+struct parsed_function_name {
+  char text[N];      ///< the name
+  std::size_t size;  ///< its length
+};
+
+/// @return the name in `style` of the function whose `__PRETTY_FUNCTION__` is `pretty` and whose
+/// `__func__` is `func`, parsed once. The array is as long as the longer text, the only size
+/// known before parsing; exact_function_name() copies the name into one of its own size. Under
+/// nvcc this array itself is the name: nvcc's front end sees pretty names of its own, so a size
+/// it computed would not be that of the text the host compiler writes.
 template <std::size_t P, std::size_t F>
-constexpr std::size_t function_name_size(function_name_style style, char const (&pretty)[P],
-                                         char const (&func)[F]) noexcept {
-  name_sink sink{nullptr, 0, 0};
+constexpr parsed_function_name<(P > F ? P : F)> parse_function_name(
+    function_name_style style, char const (&pretty)[P], char const (&func)[F]) noexcept {
+  constexpr std::size_t capacity = P > F ? P : F;
+  parsed_function_name<capacity> name{};
+  name_sink sink{name.text, capacity - 1, 0};
   write_function_name(sink, style, pretty, P - 1, func, F - 1);
-  return sink.size + 1;
+  name.size = sink.size < capacity - 1 ? sink.size : capacity - 1;
+  // A return type seen before the name was written first: the name ends here.
+  name.text[name.size] = '\0';
+  return name;
 }
 
-/// A function's name, NUL-terminated, in N bytes.
+/// A function's name, NUL-terminated, in N bytes: what a call site keeps.
 template <std::size_t N>
 struct function_name_text {
   char text[N];  ///< the name
 };
 
-/// @return the name in `style`; N is function_name_size() of the same arguments.
-template <std::size_t N, std::size_t P, std::size_t F>
-constexpr function_name_text<N> function_name(function_name_style style, char const (&pretty)[P],
-                                              char const (&func)[F]) noexcept {
-  function_name_text<N> name{};
-  name_sink sink{name.text, N - 1, 0};
-  write_function_name(sink, style, pretty, P - 1, func, F - 1);
-  // A return type seen before the name was written first: the name ends here, not at N - 1.
-  name.text[sink.size < N - 1 ? sink.size : N - 1] = '\0';
-  return name;
-}
-
-/// @return the name in `style`, in an array as long as the longer of the two texts: under nvcc,
-/// whose front end sees pretty names of its own while the host compiler writes the text, a size
-/// computed first would be the front end's, not that of the text it must hold.
-template <std::size_t P, std::size_t F>
-constexpr function_name_text<(P > F ? P : F)> function_name_within(function_name_style style,
-                                                                   char const (&pretty)[P],
-                                                                   char const (&func)[F]) noexcept {
-  return function_name<(P > F ? P : F)>(style, pretty, func);
+/// @return `name` in an array of its own size: N is `name.size + 1`.
+template <std::size_t N, std::size_t M>
+constexpr function_name_text<N> exact_function_name(parsed_function_name<M> const& name) noexcept {
+  function_name_text<N> exact{};
+  for (std::size_t i = 0; i + 1 < N && i < M; ++i) {
+    exact.text[i] = name.text[i];
+  }
+  return exact;
 }
 
 /// What a function macro's arguments say of its name style: `Choice` is the first argument's type
