@@ -353,8 +353,12 @@ class function_name_parser {
   }
 
   constexpr void copy_raw(std::size_t from, std::size_t to) noexcept {
-    if (to > n_) to = n_;
-    if (from < to) out_->put(s_ + from, to - from);
+    if (to > n_) {
+      to = n_;
+    }
+    if (from < to) {
+      out_->put(s_ + from, to - from);
+    }
   }
 
   /// Copies a type or a list of types: without anonymous namespaces and ABI tags, with `T*`,
