@@ -3,7 +3,8 @@
 item 5: the umbrella costs at most 1.25x nvtx3.hpp, with g++ and with nvcc).
 
 usage: compile_time.py [--rounds N] [--compilers g++,nvcc] [--units LIST] [--base-rev REV]
-                                              [--out FILE.tsv] [--cuda-include DIR] [--std c++17]
+                                              [--sites N] [--out FILE.tsv] [--cuda-include DIR]
+                                              [--std c++17] [--flags "-O2 -c"]
               compile_time.py --summarize FILE.tsv
 
 Each unit is a translation unit that includes one or more headers ('+' joins them:
@@ -22,7 +23,10 @@ disturbed by other processes).
 
 --base-rev REV adds the unit "base:nvtxpp/nvtxpp.hpp", the umbrella of that git revision (its
 include/ exported to a temporary directory), so a change is measured against its parent in the
-same run. --out writes one row per compilation (the data) with the machine and compilers in
+same run. --sites N adds the unit "sites:N": the umbrella and N annotated functions
+(ANNOTATE_FUNCTION in member functions of classes in namespaces, as in real code), what the
+function macros cost to compile per call site (their names are computed at compile time); with
+--base-rev, "base:sites:N" too. --flags replaces the g++ mode (-fsyntax-only), e.g. "-O2 -c". --out writes one row per compilation (the data) with the machine and compilers in
 comment lines; --summarize prints the tables of such a file again.
 """
 import argparse
@@ -41,19 +45,39 @@ BASELINE = "nvtx3/nvtx3.hpp"
 BODY = "int nvtxpp_compile_time_probe(int x) { return x + 1; }\n"
 
 
+def sites_text(n):
+    """The umbrella and n annotated functions, half of them members returning a std::string."""
+    lines = ["#include <nvtxpp/nvtxpp.hpp>", "#include <string>", "namespace app { namespace work {"]
+    for i in range(n // 2):
+        lines.append(f"struct worker{i} {{ int run(int x) {{ ANNOTATE_FUNCTION(); return x + {i}; }}"
+                     f" std::string name(double) const {{ ANNOTATE_FUNCTION(); return \"w\"; }} }};")
+    lines.append("}  // namespace work")
+    lines.append("int use() {\n  int s = 0;")
+    for i in range(n // 2):
+        lines.append(f"  s += work::worker{i}{{}}.run({i}) + "
+                     f"static_cast<int>(work::worker{i}{{}}.name(1.0).size());")
+    lines.append("  return s;\n}\n}  // namespace app")
+    return "\n".join(lines) + "\n"
+
+
 def unit_text(unit):
     """The source of one unit: its includes, then the body."""
     if unit == "nothing":
         return BODY
+    plain = unit.split(":", 1)[1] if unit.startswith("base:") else unit
+    if plain.startswith("sites:"):
+        return sites_text(int(plain.split(":", 1)[1]))
     headers = unit.split(":", 1)[1] if unit.startswith("base:") else unit
     return "".join(f"#include <{h}>\n" for h in headers.split("+")) + BODY
 
 
-def command(compiler, src, includes, std):
+def command(compiler, src, includes, std, flags=None):
     incs = [arg for d in includes for arg in ("-I", d)]
     if os.path.basename(compiler).startswith("nvcc"):
         return [compiler, f"-std={std}", "-c", src, "-o", os.devnull] + incs
-    return [compiler, f"-std={std}", "-fsyntax-only", src] + incs
+    mode = flags.split() if flags else ["-fsyntax-only"]
+    out = ["-o", os.devnull] if "-c" in mode else []
+    return [compiler, f"-std={std}"] + mode + [src] + out + incs
 
 
 def timed(cmd):
@@ -113,7 +137,7 @@ def measure(args, units, tmp, out):
                                               capture_output=True, text=True).stdout.strip()
     out.write(f"# tree: {rev}; base: {args.base_rev or '-'}; std: {args.std}\n")
     for c in compilers:
-        mode = "-c" if os.path.basename(c).startswith("nvcc") else "-fsyntax-only"
+        mode = "-c" if os.path.basename(c).startswith("nvcc") else (args.flags or "-fsyntax-only")
         out.write(f"# compiler: {c} ({mode}): {version(c)}\n")
     out.write("round\tcompiler\tunit\twall_s\tcpu_s\n")
     jobs = []
@@ -124,7 +148,7 @@ def measure(args, units, tmp, out):
             with open(src, "w") as f:
                 f.write(unit_text(unit))
             root = base_include if unit.startswith("base:") else os.path.join(ROOT, "include")
-            cmd = command(c, src, [root, args.cuda_include], args.std)
+            cmd = command(c, src, [root, args.cuda_include], args.std, args.flags)
             timed(cmd)  # warm the file cache; not recorded
             jobs.append((c, unit, cmd))
     for r in range(args.rounds):
@@ -181,6 +205,17 @@ def summarize(path):
                     min_ratio = f"{(fastest[u] - empty) / (fastest[BASELINE] - empty):.2f}x"
             print(f"| `{u}` | {statistics.median(wall):.3f} | {statistics.median(cpu):.3f} | "
                         f"{min(cpu):.3f} | {own} | {ratio} | {own_ratio} | {min_ratio} |")
+        # A change against its base revision, unit by unit, paired within each round.
+        for u in units:
+            if u.startswith("base:") and u[5:] in units:
+                pairs = [by_round[r] for r in rounds if u in by_round[r] and u[5:] in by_round[r]]
+                whole = statistics.median(x[u[5:]][1] / x[u][1] for x in pairs)
+                line = f"`{u[5:]}` / `{u}`: CPU {whole:.3f}x"
+                if "nothing" in units:
+                    own = statistics.median((x[u[5:]][1] - x["nothing"][1]) /
+                                            (x[u][1] - x["nothing"][1]) for x in pairs)
+                    line += f", own CPU {own:.3f}x"
+                print(f"\n{line} (paired median of {len(pairs)} rounds)")
 
 
 def own_seconds(rnd, unit):
@@ -200,6 +235,9 @@ def main():
     ap.add_argument("--base-rev", help="also measure this git revision's nvtxpp/nvtxpp.hpp")
     ap.add_argument("--cuda-include", default="/usr/local/cuda/include")
     ap.add_argument("--std", default="c++17")
+    ap.add_argument("--sites", type=int, default=0,
+                    help="also the umbrella with this many ANNOTATE_FUNCTION call sites")
+    ap.add_argument("--flags", help="g++'s mode instead of -fsyntax-only, e.g. '-O2 -c'")
     ap.add_argument("--out", help="write the data (one row per compilation) to this file")
     ap.add_argument("--summarize", metavar="FILE", help="print the tables of a data file")
     args = ap.parse_args()
@@ -215,6 +253,10 @@ def main():
             units.insert(0 if needed == "nothing" else 1, needed)
     if args.base_rev:
         units.append("base:nvtxpp/nvtxpp.hpp")
+    if args.sites:
+        units.append(f"sites:{args.sites}")
+        if args.base_rev:
+            units.append(f"base:sites:{args.sites}")
     tmp = tempfile.mkdtemp(prefix="nvtxpp-ct-")
     out_path = args.out or os.path.join(tmp, "data.tsv")
     try:

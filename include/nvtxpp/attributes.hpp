@@ -77,7 +77,23 @@ struct payload {
   }
 };
 
+/// @brief How the function macros (NVTXPP_FUNCTION and its forms) name their range; the
+/// build-wide choice is `NVTXPP_FUNCTION_NAMES` (nvtxpp/config.hpp), a per-call one the first
+/// attribute `nvtxpp::function_names::bare`, `qualified` or `signature`.
+enum class function_name_style : unsigned char {
+  bare = 1,       ///< `__func__`: `run`, `operator()`
+  qualified = 2,  ///< scopes and name: `ns::solver::run`, `ns::free_fn::<lambda>`
+  signature = 3,  ///< qualified, with parameter types and template arguments
+};
+
 namespace detail {
+
+/// A per-call choice of function name style (nvtxpp::function_names): the function macros read
+/// it at compile time, and the range they make ignores it.
+template <function_name_style S>
+struct function_name_choice {
+  static constexpr function_name_style value = S;
+};
 
 /// Makes a range or mark happen only when its condition holds (the `_IF` macros).
 struct when {

@@ -8,6 +8,11 @@
 /// - `NVTXPP_NO_SHORT_MACROS`: do not define `ANNOTATE_FUNCTION` and the other short aliases.
 /// - `NVTXPP_NO_AUTO_COLOR`: ranges without a colour get none, instead of one derived from their
 ///   name (it can also be switched at run time with nvtxpp::set_auto_color()).
+/// - `NVTXPP_FUNCTION_NAMES`: how NVTXPP_FUNCTION / ANNOTATE_FUNCTION name their range: `bare`
+///   (`__func__`: `run`), `qualified` (the default: `ns::solver::run`, `ns::free_fn::<lambda>`)
+///   or `signature` (`ns::solver::step(double) const`, `ns::f(T) [T = int]`). Choose it for the
+///   whole build (the CMake cache option of the same name sets it on the nvtxpp target):
+///   inline functions annotated in headers must name their range alike in every file.
 #pragma once
 
 #include <nvtxpp/version.hpp>
@@ -24,6 +29,20 @@
 
 #if NVTXPP_MESSAGE_BUFFER_SIZE < 16
 #error "NVTXPP_MESSAGE_BUFFER_SIZE must be at least 16"
+#endif
+
+#ifndef NVTXPP_FUNCTION_NAMES
+#define NVTXPP_FUNCTION_NAMES qualified
+#endif
+// The style as a number (nvtxpp::function_name_style's value), 0 for an unknown word.
+#define NVTXPP_DETAIL_FUNCTION_NAMES_bare 1
+#define NVTXPP_DETAIL_FUNCTION_NAMES_qualified 2
+#define NVTXPP_DETAIL_FUNCTION_NAMES_signature 3
+#define NVTXPP_DETAIL_FUNCTION_NAMES_OF(style) NVTXPP_DETAIL_FUNCTION_NAMES_OF_(style)
+#define NVTXPP_DETAIL_FUNCTION_NAMES_OF_(style) NVTXPP_DETAIL_FUNCTION_NAMES_##style
+#define NVTXPP_DETAIL_FUNCTION_NAMES NVTXPP_DETAIL_FUNCTION_NAMES_OF(NVTXPP_FUNCTION_NAMES)
+#if !(NVTXPP_DETAIL_FUNCTION_NAMES + 0)
+#error "NVTXPP_FUNCTION_NAMES must be bare, qualified or signature"
 #endif
 
 // A translation unit built with annotations compiled out gets its own inline namespace, so mixing

@@ -103,6 +103,14 @@ class scoped_range_in {
 #endif
   }
 
+  /// @brief The function macros' form with a per-call name style (nvtxpp::function_names): the
+  /// style chose the name at compile time and is no attribute.
+  template <function_name_style S, typename... As,
+            detail::if_static_message<registered_string_in<D>, D, As...> = 0>
+  scoped_range_in(detail::when condition, registered_string_in<D> const& name,
+                  detail::function_name_choice<S> /*style*/, As const&... attributes) noexcept
+      : scoped_range_in(condition, name, attributes...) {}
+
   /// @brief NVTXPP_SCOPE's form: a static message through the call site's cache.
   template <typename T, typename M, typename... As, detail::if_static_message<M, D, As...> = 0>
   scoped_range_in(detail::when condition, detail::literal_site<D, T>& site, M const& message,

@@ -1,5 +1,7 @@
 # Builds and runs tests/consumer/project. MODE: find_package (installs nvtxpp into a scratch
 # prefix first) or add_subdirectory. Needs SOURCE_DIR, BUILD_DIR, WORK_DIR, GENERATOR.
+# FUNCTION_NAMES (optional): the CMake option NVTXPP_FUNCTION_NAMES, which the consumer's code
+# then checks it was compiled with.
 function(run)
   execute_process(COMMAND ${ARGV} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
@@ -16,6 +18,10 @@ if(MODE STREQUAL "find_package")
   list(APPEND args "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix")
 else()
   list(APPEND args "-DNVTXPP_SOURCE_DIR=${SOURCE_DIR}")
+endif()
+if(FUNCTION_NAMES)
+  list(APPEND args -DNVTXPP_FUNCTION_NAMES=${FUNCTION_NAMES}
+       -DCONSUMER_EXPECT_FUNCTION_NAMES=${FUNCTION_NAMES})
 endif()
 run(${CMAKE_COMMAND} ${args})
 run(${CMAKE_COMMAND} --build "${WORK_DIR}/build")

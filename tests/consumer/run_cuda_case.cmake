@@ -111,6 +111,14 @@ foreach(name "cu step 2 std 20${std}" "cpp step 2 std 20${std}" "consumer:cu in 
     message(FATAL_ERROR "${CASE}: no range '${name}' in what NVTX received:\n${summary}")
   endif()
 endforeach()
+# ANNOTATE_FUNCTION's names (the default style, qualified) from both files, whole: a summary
+# row ends in the range, `domain:name` (the global domain's is empty).
+foreach(name "consumer::launcher::run" "consumer::launcher::run::<lambda>"
+             "consumer::host_side::run")
+  if(NOT summary MATCHES ",:${name}(\n|$)")
+    message(FATAL_ERROR "${CASE}: no range named '${name}' in what NVTX received:\n${summary}")
+  endif()
+endforeach()
 # Three instances of each per-step range: one per loop pass.
 if(NOT summary MATCHES ",3,[^\n]*cu in domain")
   message(FATAL_ERROR "${CASE}: 'cu in domain' did not arrive 3 times:\n${summary}")

@@ -45,6 +45,8 @@ void annotated() {
   ANNOTATE_SCOPE_IN(off_domain, "copy {}", touch(), nvtxpp::payload_of(touch_chunk()));
   ANNOTATE_MARK("copied", nvtxpp::payload_of(touch_chunk()));
   ANNOTATE_FUNCTION(nvtxpp::payload_of(touch_chunk()));
+  ANNOTATE_FUNCTION(nvtxpp::function_names::signature, nvtxpp::payload{touch()});
+  ANNOTATE_FUNCTION_IN_IF(off_domain, touch_bool(), nvtxpp::function_names::bare);
 }
 }  // namespace
 

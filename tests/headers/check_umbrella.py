@@ -25,8 +25,8 @@ NVTXPP_CORE = {
     "nvtxpp/" + h for h in (
         "attributes.hpp", "color.hpp", "config.hpp", "domain.hpp", "format.hpp", "macros.hpp",
         "mark.hpp", "naming.hpp", "nvtxpp.hpp", "range.hpp", "registered_string.hpp",
-        "version.hpp", "detail/atomic.hpp", "detail/event.hpp", "detail/nvtx.hpp",
-        "detail/palette.hpp", "detail/palette_names.inc")
+        "version.hpp", "detail/atomic.hpp", "detail/event.hpp", "detail/function_name.hpp",
+        "detail/nvtx.hpp", "detail/palette.hpp", "detail/palette_names.inc")
 }
 ALLOWED_DIRECT = NVTXPP_CORE | {
     "fmt/core.h", "nvtx3/nvToolsExt.h", "nvtx3/nvToolsExtPayload.h",

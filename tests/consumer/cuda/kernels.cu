@@ -20,8 +20,26 @@ __global__ void scale(float* x, int n) {
   if (i < n) x[i] = twice(x[i]);
 }
 
+// Function names as nvcc's host compiler writes them, which nvcc's own front end does not see
+// alike: a member of a class in a named and an anonymous namespace, and a lambda in it.
+namespace consumer {
+namespace {
+struct launcher {
+  static int run(int step) {
+    ANNOTATE_FUNCTION();
+    auto const inner = [step] {
+      ANNOTATE_FUNCTION();
+      return step;
+    };
+    return inner();
+  }
+};
+}  // namespace
+}  // namespace consumer
+
 int cuda_side(int step) {
   ANNOTATE_FUNCTION(nvtxpp::colors::green);
+  consumer::launcher::run(step);
   nvtxpp::scoped_range r{"cu step {} std {}", step, CONSUMER_STD, nvtxpp::colors::orange,
                          nvtxpp::payload{step}};
   nvtxpp::scoped_range_in<consumer_domain> d{"cu in domain"};

@@ -5,9 +5,18 @@
 
 #include <cstdio>
 
+namespace consumer {
+struct host_side {
+  static int run(int step) {
+    ANNOTATE_FUNCTION();
+    return step;
+  }
+};
+}  // namespace consumer
+
 int cpp_side(int step) {
   nvtxpp::scoped_range r{"cpp step {} std {}", step, CONSUMER_STD, nvtxpp::colors::blue};
-  return step;
+  return consumer::host_side::run(step);
 }
 
 int main() {

@@ -5,6 +5,12 @@
 
 NVTXPP_DEFINE_DOMAIN(consumer_domain, "Consumer");
 
+#ifdef CONSUMER_EXPECT_FUNCTION_NAMES
+static_assert(static_cast<nvtxpp::function_name_style>(NVTXPP_DETAIL_FUNCTION_NAMES) ==
+                  nvtxpp::function_name_style::CONSUMER_EXPECT_FUNCTION_NAMES,
+              "the CMake option NVTXPP_FUNCTION_NAMES did not reach this file");
+#endif
+
 static int work(int n) {
   ANNOTATE_FUNCTION(nvtxpp::colors::green);
   int sum = 0;
