@@ -3,6 +3,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -157,6 +158,55 @@ int numbered(int n, int slow_k, int base_us, double slow_factor) {
   return 0;
 }
 
+/// "Train step 1", "Train step 2", ... of `base_us` busy-waited, step `slow_k` `slow_us`, and
+/// on until STOP exists, beside `spinners` threads that keep every core busy (no ranges): a
+/// program that goes on working after its slow step, on a machine with no idle core.
+int busy_after(char const* stop, int slow_k, int base_us, int slow_us, int spinners) {
+  std::atomic<bool> done{false};
+  std::vector<std::thread> spin;
+  for (int t = 0; t < spinners; ++t) {
+    spin.emplace_back([&done] {
+      while (!done.load(std::memory_order_relaxed)) {
+      }
+    });
+  }
+  for (int i = 1; i <= slow_k || !exists(stop); ++i) {
+    std::string const name = "Train step " + std::to_string(i);
+    nvtxRangePushA(name.c_str());
+    busy_ns(static_cast<std::int64_t>(i == slow_k ? slow_us : base_us) * 1000);
+    nvtxRangePop();
+  }
+  done = true;
+  for (auto& t : spin) {
+    t.join();
+  }
+  return 0;
+}
+
+/// A parent that records nothing forks a child that records "child" around N steps of
+/// `base_us`, the last one `slow_us`, and exits at once (its end follows the slow step's within
+/// microseconds); the parent then runs on until STOP exists.
+int child_slow(char const* stop, int n, int base_us, int slow_us) {
+  pid_t const child = ::fork();
+  if (child == 0) {
+    nvtxRangePushA("child");
+    for (int i = 1; i <= n; ++i) {
+      std::string const name = "Train step " + std::to_string(i);
+      nvtxRangePushA(name.c_str());
+      busy_ns(static_cast<std::int64_t>(i == n ? slow_us : base_us) * 1000);
+      nvtxRangePop();
+    }
+    std::exit(0);  // "child" left open: the end of the process closes it
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  while (!exists(stop)) {
+    timespec const t{0, 5'000'000};
+    ::nanosleep(&t, nullptr);
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 /// A start/end range "epoch" open (no push/pop range) until STOP exists; READY once it is open.
 int started_hang(char const* ready, char const* stop) {
   nvtxRangeId_t const id = nvtxRangeStartA("epoch");
@@ -296,6 +346,14 @@ int main(int argc, char** argv) {
     return numbered(std::atoi(arg(2, "30")), std::atoi(arg(3, "25")), std::atoi(arg(4, "20000")),
                     std::atof(arg(5, "20")));
   }
+  if (which == "busy_after") {
+    return busy_after(arg(2, "stop"), std::atoi(arg(3, "30")), std::atoi(arg(4, "5000")),
+                      std::atoi(arg(5, "300000")), std::atoi(arg(6, "2")));
+  }
+  if (which == "child_slow") {
+    return child_slow(arg(2, "stop"), std::atoi(arg(3, "12")), std::atoi(arg(4, "5000")),
+                      std::atoi(arg(5, "300000")));
+  }
   if (which == "started_hang") {
     return started_hang(arg(2, "ready"), arg(3, "stop"));
   }
@@ -308,9 +366,8 @@ int main(int argc, char** argv) {
   if (which == "rank_stuck") {
     return rank_stuck(arg(2, "stop"), std::atoi(arg(3, "3")));
   }
-  std::fprintf(
-      stderr,
-      "usage: flight_app steps|spin|threads|crash|slow|numbered|started_hang|deadlock|rank_stuck|"
-      "job ...\n");
+  std::fprintf(stderr,
+               "usage: flight_app steps|spin|threads|crash|slow|numbered|busy_after|child_slow|"
+               "started_hang|deadlock|rank_stuck|job ...\n");
   return 64;
 }
