@@ -453,6 +453,9 @@ def case_flight_bad_input(a, tmp):
     for opts, name in ((["--flight-recorder=abc"], "--flight-recorder"),
                        (["--flight-recorder=0s"], "--flight-recorder"),
                        (["--flight-recorder=10XB"], "--flight-recorder"),
+                       (["--flight-recorder=1TB"], "--flight-recorder: unknown size unit 'TB' in "
+                        "'1TB' (a size takes B, KB, MB, GB, KiB, MiB, GiB)\n"),
+                       (["--flight-recorder=5d"], "--flight-recorder: unknown unit 'd' in '5d'"),
                        (["--flight-recorder=1MB", "--trigger=step"], "--trigger"),
                        (["--flight-recorder=1MB", "--trigger=step>"], "--trigger"),
                        (["--flight-recorder=1MB", "--trigger=>3x"], "--trigger"),
