@@ -470,6 +470,8 @@ int main(int argc, char** argv) {
   std::string const tmp_parent = tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp";
   cli::remove_abandoned(tmp_parent, "nvtxpp-capture-", 10);
   cli::remove_abandoned("/dev/shm", "nvtxpp-flight-", 10);
+  // And their launchers' entries in the request directory (a launcher killed with its program).
+  cli::remove_stale_entries(flight.enabled ? control : cli::control_dir_name());
 
   std::string raw_dir = keep_raw;
   if (raw_dir.empty()) {
