@@ -159,14 +159,20 @@ int numbered(int n, int slow_k, int base_us, double slow_factor) {
 }
 
 /// "Train step 1", "Train step 2", ... of `base_us` busy-waited, step `slow_k` `slow_us`, and
-/// on until STOP exists, beside `spinners` threads that keep every core busy (no ranges): a
-/// program that goes on working after its slow step, on a machine with no idle core.
-int busy_after(char const* stop, int slow_k, int base_us, int slow_us, int spinners) {
+/// on until STOP exists, beside `spinners` threads that keep every core busy (in a hot loop of
+/// "spin" ranges when `spin_ranges`, filling the window): a program that goes on working after
+/// its slow step, on a machine with no idle core.
+int busy_after(char const* stop, int slow_k, int base_us, int slow_us, int spinners,
+               bool spin_ranges) {
   std::atomic<bool> done{false};
   std::vector<std::thread> spin;
   for (int t = 0; t < spinners; ++t) {
-    spin.emplace_back([&done] {
+    spin.emplace_back([&done, spin_ranges] {
       while (!done.load(std::memory_order_relaxed)) {
+        if (spin_ranges) {
+          nvtxRangePushA("spin");
+          nvtxRangePop();
+        }
       }
     });
   }
@@ -348,7 +354,8 @@ int main(int argc, char** argv) {
   }
   if (which == "busy_after") {
     return busy_after(arg(2, "stop"), std::atoi(arg(3, "30")), std::atoi(arg(4, "5000")),
-                      std::atoi(arg(5, "300000")), std::atoi(arg(6, "2")));
+                      std::atoi(arg(5, "300000")), std::atoi(arg(6, "2")),
+                      std::strcmp(arg(7, ""), "ranges") == 0);
   }
   if (which == "child_slow") {
     return child_slow(arg(2, "stop"), std::atoi(arg(3, "12")), std::atoi(arg(4, "5000")),

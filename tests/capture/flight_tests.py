@@ -258,6 +258,20 @@ def case_flight_trigger_moment(a, tmp):
     t2 = load(os.path.join(tmp, "b.dump2.json"))
     check(max(e["ts"] + e["dur"] for e in t2["traceEvents"] if e["ph"] == "X") > end + 10001,
           "the dump at exit holds what came later")
+    check("no longer reaches back" not in err, f"no note of a missed instance: {fired}")
+    # A window shorter than the slow step: the instance began before it, so it is not in the
+    # dump, and the line says so (as when the ring wraps past it before the dump).
+    stop = os.path.join(tmp, "stop2")
+    p = start(a, ["busy_after", stop, "30", "5000", "300000", "0"],
+              ["--flight-recorder=100ms", "--no-summary", "--dump-on-exit=no",
+               "--trigger=Train step *>150ms"], os.path.join(tmp, "s.json"))
+    short = os.path.join(tmp, "s.dump1.json")
+    wait_for(lambda: os.path.exists(short), "the short window's trigger dump")
+    open(stop, "w").close()
+    _, err = p.communicate(timeout=240)
+    check("the window no longer reaches back to the instance's start, so the instance is not in "
+          "it: a larger --flight-recorder LIMIT keeps more" in err, f"said: {err}")
+    check(not ranges(load(short), "Train step 30"), "the instance is not in that dump")
 
 
 def case_flight_trigger_exit_repeat(a, tmp):

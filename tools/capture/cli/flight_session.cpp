@@ -93,10 +93,11 @@ void flight_session::write_stacks() {
 }
 
 void flight_session::dump_now(std::string const& cause, bool live, bool with_stacks,
-                              std::int64_t instance_end_ns) {
+                              watch_firing const* fired) {
+  std::int64_t const seen_ns = now_ns();
   dump_spec d{cause, live};
-  if (instance_end_ns > 0) {
-    d.cut_ns = instance_end_ns + trigger_tail_ns;
+  if (fired != nullptr) {
+    d.cut_ns = fired->end_ns + trigger_tail_ns;
     d.ends_at_cut = true;
   }
   if (job_) {
@@ -118,11 +119,24 @@ void flight_session::dump_now(std::string const& cause, bool live, bool with_sta
     write_stacks();
   }
   std::string msg = dump(d);
-  if (instance_end_ns > 0 && !failed_) {
-    // How late the dump came is said: its window ends at the instance all the same.
-    msg += fmt::format(" {:.0f} ms after the instance ended (the window ends {:.0f} ms after it)",
-                       static_cast<double>(now_ns() - instance_end_ns) / 1e6,
-                       static_cast<double>(trigger_tail_ns) / 1e6);
+  if (fired != nullptr && !failed_) {
+    // How late the dump came is said: its window ends at the instance all the same, unless the
+    // ring wrapped past the instance's start meanwhile.
+    msg += fmt::format(
+        " {:.0f} ms after the instance ended (seen after {:.0f} ms; the window ends {:.0f} ms "
+        "after it)",
+        static_cast<double>(now_ns() - fired->end_ns) / 1e6,
+        static_cast<double>(seen_ns - fired->end_ns) / 1e6,
+        static_cast<double>(trigger_tail_ns) / 1e6);
+    // The watcher and the window map the same ticks through calibrations taken at different
+    // times: they agree within microseconds.
+    constexpr std::int64_t clock_slack_ns = 50'000;
+    auto const start = last_thread_starts_.find({fired->pid, fired->tid});
+    if (start == last_thread_starts_.end() || start->second > fired->start_ns + clock_slack_ns) {
+      msg +=
+          "; the window no longer reaches back to the instance's start, so the instance is not "
+          "in it: a larger --flight-recorder LIMIT keeps more";
+    }
   }
   std::fprintf(stderr, "nvtxpp-capture: %s%s\n", label_.empty() ? "" : (label_ + ": ").c_str(),
                msg.c_str());
@@ -189,7 +203,7 @@ int flight_session::wait_for(pid_t child) {
         } else {
           ++triggered;
           cooldown_until = t + opt_.cooldown_ns;
-          dump_now("trigger " + fired.text, true, false, fired.end_ns);
+          dump_now("trigger " + fired.text, true, false, &fired);
         }
       }
       if (watch_->hang_due(now_ns())) {
@@ -266,6 +280,7 @@ std::string flight_session::dump(dump_spec const& d) {
   for (auto const& e : w.errors) {
     std::fprintf(stderr, "nvtxpp-capture: %s\n", e.c_str());
   }
+  last_thread_starts_ = w.thread_starts;
   if (d.unless_repeat && w.errors.empty() && last_number_ != 0 && w.digest == last_digest_ &&
       ::access(last_name_.c_str(), F_OK) == 0) {
     // The same window again (the last dump came after the program ended): one file is enough.

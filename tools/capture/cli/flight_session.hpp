@@ -12,12 +12,14 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
 
 namespace nvtxpp::capture {
 class flight_watch;
+struct watch_firing;
 }  // namespace nvtxpp::capture
 
 namespace nvtxpp::capture::cli {
@@ -89,9 +91,9 @@ class flight_session {
   void serve_requests();
   std::string stacks_text(bool live);
   /// Dumps for `cause`: in job scope announced to every rank first (one number for all).
-  /// `instance_end_ns` > 0: a trigger's, whose window ends trigger_tail_ns after that.
+  /// `fired`: a trigger's, whose window ends trigger_tail_ns after the instance.
   void dump_now(std::string const& cause, bool live, bool with_stacks,
-                std::int64_t instance_end_ns = 0);
+                watch_firing const* fired = nullptr);
   /// The dumps other ranks announced.
   void serve_job();
   void write_stacks();
@@ -109,6 +111,8 @@ class flight_session {
   unsigned last_number_ = 0;
   std::string last_name_;
   std::uint64_t last_digest_ = 0;
+  /// Where the last window composed starts in each thread (pid, tid).
+  std::map<std::pair<std::uint32_t, std::uint64_t>, std::int64_t> last_thread_starts_;
   std::string control_dir_;
   std::string control_;  ///< this launcher's entry in the request directory
   std::unique_ptr<ring_keeper> rings_;

@@ -20,9 +20,11 @@ namespace nvtxpp::capture {
 
 /// @brief A trigger firing: what to say, and where the instance that fired ended.
 struct watch_firing {
-  std::string text;         ///< one line for stderr: the trigger, the instance, why it fired
-  std::uint32_t pid = 0;    ///< the process the instance ran in
-  std::int64_t end_ns = 0;  ///< the instance's end (CLOCK_MONOTONIC ns, the rings' clock)
+  std::string text;           ///< one line for stderr: the trigger, the instance, why it fired
+  std::uint32_t pid = 0;      ///< the process the instance ran in
+  std::uint64_t tid = 0;      ///< the thread that began it
+  std::int64_t start_ns = 0;  ///< its start and end (CLOCK_MONOTONIC ns, the rings' clock)
+  std::int64_t end_ns = 0;
 };
 
 /// @brief The watcher of one launch's rings.
@@ -68,9 +70,10 @@ class flight_watch {
  private:
   struct process;
   void on_event(process& p, std::uint64_t tid, recording::raw_event const& e);
-  /// Measures a range that ended at `end_ns` (push/pop or start/end) against the triggers.
-  void range_ended(process& p, std::uint64_t tid, std::string const& name, std::uint32_t domain,
-                   std::int64_t dur, std::int64_t end_ns);
+  /// Measures a range that `tid` ended (push/pop, or start/end begun by `start_tid`) against
+  /// the triggers.
+  void range_ended(process& p, std::uint64_t tid, std::uint64_t start_tid, std::string const& name,
+                   std::uint32_t domain, std::int64_t start_ns, std::int64_t end_ns);
   void read_process(process& p);
 
   std::string raw_dir_;

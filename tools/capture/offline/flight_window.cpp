@@ -228,10 +228,10 @@ class window_file {
   std::uint64_t& digest_;
 };
 
-/// Ticks of the process's recording clock for `ns` (CLOCK_MONOTONIC), by its header and its
-/// newest calibration point.
-std::int64_t ticks_at(rec::file_header const& header, std::int64_t clock_ticks,
-                      std::int64_t clock_ns, std::int64_t ns) {
+/// The process's recording clock (ticks to CLOCK_MONOTONIC ns), by its header and its newest
+/// calibration point.
+rec::clock_map clock_of(rec::file_header const& header, std::int64_t clock_ticks,
+                        std::int64_t clock_ns) {
   rec::clock_map c;
   c.ticks0 = header.ticks0;
   c.ns0 = header.ns0;
@@ -239,6 +239,11 @@ std::int64_t ticks_at(rec::file_header const& header, std::int64_t clock_ticks,
   if (header.tsc != 0 && clock_ns - header.ns0 >= rec::min_baseline_ns) {
     c = rec::clock_map::from(header.ticks0, header.ns0, clock_ticks, clock_ns);
   }
+  return c;
+}
+
+/// Ticks of clock `c` for `ns`.
+std::int64_t ticks_at(rec::clock_map const& c, std::int64_t ns) {
   return c.ticks0 + static_cast<std::int64_t>(static_cast<double>(ns - c.ns0) / c.ns_per_tick);
 }
 
@@ -304,14 +309,14 @@ struct block {
 /// The part of a block's records inside [from_ticks, until_ticks]: from its first record at
 /// or after `from_ticks`, that record's tick delta rewritten to count from 0 (as a block's
 /// first record does), to its last before the first one after `until_ticks`. Empty when no
-/// record is inside. `cut` counts the records left out after `until_ticks`.
+/// record is inside. `cut` counts the records left out after `until_ticks`; `first_ticks` is
+/// the first kept record's time.
 std::string block_part(std::string&& bytes, std::int64_t from_ticks, std::int64_t until_ticks,
-                       std::uint64_t& cut) {
+                       std::uint64_t& cut, std::int64_t& first_ticks) {
   auto const* p = reinterpret_cast<unsigned char const*>(bytes.data());
   auto const* const end = p + bytes.size();
   unsigned char const* first = nullptr;  // the first record kept
-  std::int64_t first_ticks = 0;
-  unsigned char const* stop = end;  // where the kept records end
+  unsigned char const* stop = end;       // where the kept records end
   std::int64_t last = 0;
   rec::raw_event e;
   while (p < end) {
@@ -366,29 +371,43 @@ struct window_bounds {
 
 /// Writes the blocks' records inside the window: from the start of a duration LIMIT
 /// (`oldest_kept`, ns; 0: none) to the moment the window ends at (`until_ns`; 0: none).
-void write_blocks(window_file& o, std::vector<block>& blocks, definitions const& defs,
-                  std::int64_t clock_ticks, std::int64_t clock_ns, std::uint64_t oldest_kept,
-                  std::int64_t until_ns, window_result& res) {
+void write_blocks(window_file& o, std::uint32_t pid, std::vector<block>& blocks,
+                  definitions const& defs, std::int64_t clock_ticks, std::int64_t clock_ns,
+                  std::uint64_t oldest_kept, std::int64_t until_ns, window_result& res) {
   if (defs.finished && defs.finish_ns > clock_ns) {
     clock_ticks = defs.finish_ticks;  // the process's newest calibration point
     clock_ns = defs.finish_ns;
   }
+  rec::clock_map const clock = clock_of(defs.header, clock_ticks, clock_ns);
   constexpr std::int64_t no_cut_from = std::numeric_limits<std::int64_t>::min();
   constexpr std::int64_t no_cut_until = std::numeric_limits<std::int64_t>::max();
-  std::int64_t const from = oldest_kept > 0 ? ticks_at(defs.header, clock_ticks, clock_ns,
-                                                       static_cast<std::int64_t>(oldest_kept))
-                                            : no_cut_from;
-  std::int64_t const until =
-      until_ns > 0 ? ticks_at(defs.header, clock_ticks, clock_ns, until_ns) : no_cut_until;
+  std::int64_t const from =
+      oldest_kept > 0 ? ticks_at(clock, static_cast<std::int64_t>(oldest_kept)) : no_cut_from;
+  std::int64_t const until = until_ns > 0 ? ticks_at(clock, until_ns) : no_cut_until;
   for (auto& b : blocks) {
     std::string piece;
+    std::int64_t first_ticks = 0;
     if (from == no_cut_from && until == no_cut_until) {
       piece = std::move(b.bytes);
+      rec::raw_event e;
+      std::int64_t last = 0;
+      char const* why = nullptr;
+      auto const* p = reinterpret_cast<unsigned char const*>(piece.data());
+      first_ticks = rec::parse_record(p, p + piece.size(), e, last, why) != nullptr
+                        ? e.ticks
+                        : std::numeric_limits<std::int64_t>::max();
     } else {
-      piece = block_part(std::move(b.bytes), from, until, res.cut_records);
+      piece = block_part(std::move(b.bytes), from, until, res.cut_records, first_ticks);
       if (piece.empty()) {
         continue;  // all outside the window
       }
+    }
+    // Where the window starts in this thread (a trigger's dump says when it misses the instance).
+    auto const tid =
+        rec::load<std::uint64_t>(reinterpret_cast<unsigned char const*>(b.head.data()));
+    if (first_ticks != std::numeric_limits<std::int64_t>::max()) {
+      auto const at = res.thread_starts.try_emplace({pid, tid}, clock.to_ns(first_ticks)).first;
+      at->second = std::min(at->second, clock.to_ns(first_ticks));
     }
     std::uint32_t const head[2] = {
         static_cast<std::uint32_t>(rec::file_record::chunk),
@@ -543,7 +562,7 @@ bool compose_process(std::string const& raw_dir, std::string const& out_dir, std
     b.bytes.append(bytes, n);
   }
   records.clear();
-  write_blocks(o, blocks, defs, last_clock_ticks, last_clock_ns, oldest_kept, until_ns, res);
+  write_blocks(o, pid, blocks, defs, last_clock_ticks, last_clock_ns, oldest_kept, until_ns, res);
   write_end(o, defs, wb, until_ns, newest, last_clock_ticks, last_clock_ns);
   if (!o.close()) {
     res.errors.push_back("cannot write " + out_dir + "/nvtxpp-" + std::to_string(pid) + ".bin");

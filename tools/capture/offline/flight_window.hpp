@@ -8,7 +8,9 @@
 #include "../../recording/ring.hpp"
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nvtxpp::capture {
@@ -55,6 +57,8 @@ struct window_result {
   /// A 64-bit FNV-1a digest of every file written, with each process's pid: two windows with
   /// the same digest are, but for a collision, the same bytes (and make the same dump).
   std::uint64_t digest = 0xcbf29ce484222325ULL;
+  /// Each thread's earliest event in the window (CLOCK_MONOTONIC ns), by pid and tid.
+  std::map<std::pair<std::uint32_t, std::uint64_t>, std::int64_t> thread_starts;
   std::vector<std::string> errors;
 };
 
