@@ -191,6 +191,33 @@ def case_flight_dump(a, tmp):
     check(s.returncode == 2, f"stacks of a process not recorded: {s.returncode}")
 
 
+def case_flight_dump_idle_thread(a, tmp):
+    """A thread that recorded a little, then nothing while another floods the ring many times
+    over: a dump (or stacks request) still holds its latest records, because the program hands
+    over every thread's current block at each request, also one it handed over before."""
+    out = os.path.join(tmp, "i.json")
+    p = start(a, ["idle_flood", tmp, "2000000"], ["--flight-recorder=1MB", "--no-summary",
+                                                  "--dump-on-exit=no"], out)
+    prog = child_of(p.pid)
+    wait_for(lambda: os.path.exists(os.path.join(tmp, "idle")), "the idle thread's ranges")
+    # Its block reaches the ring now (the request; answered once the launcher has registered,
+    # which may come after the program's first ranges), then the flood passes over it.
+    wait_for(lambda: ctl(a, "stacks", prog).returncode == 0, "stacks PID answers")
+    open(os.path.join(tmp, "go"), "w").close()
+    wait_for(lambda: os.path.exists(os.path.join(tmp, "ready")), "the flood")
+    d = ctl(a, "dump", prog)
+    check(d.returncode == 0, f"dump PID: {d.stderr}")
+    s = ctl(a, "stacks", prog)
+    open(os.path.join(tmp, "stop"), "w").close()
+    _, err = p.communicate(timeout=240)
+    check(p.returncode == 0, f"exit 0: {err}")
+    t = load(os.path.join(tmp, "i.dump1.json"))
+    check(len(ranges(t, "flood")) > 1000, "the flood's last ranges are in the dump")
+    check(len(ranges(t, "idle work")) == 10, f"the idle thread's ranges are in the dump: "
+          f"{len(ranges(t, 'idle work'))}")
+    check('"idle"' in s.stdout, f"and in the stacks report: {s.stdout}")
+
+
 def case_flight_trigger(a, tmp):
     """'step>3x' fires once, on the one slow instance among hundreds of noisy ones."""
     out = os.path.join(tmp, "t.json")

@@ -140,8 +140,12 @@ def case_job_hang(a, tmp):
     stop = os.path.join(tmp, "stop")
     out = os.path.join(tmp, "t.sqlite")
     base = ["--flight-recorder=4MB", "--dump-scope=job", "--no-summary"]
-    p = start(a, tmp, [(3, base + ["--hang-timeout=10m"], out, ["job", tmp, stop, "stuck:allreduce"]),
-                       (1, base + ["--hang-timeout=500ms"], out, ["job", tmp, stop, "stuck:forward"])])
+    # Rank 3 gets stuck last (its timeout counts from there): every rank is inside its ranges
+    # by the time it hangs, however late the loaded machine started them.
+    p = start(a, tmp, [(3, base + ["--hang-timeout=10m"], out,
+                        ["job", tmp, stop, "stuck:allreduce"]),
+                       (1, base + ["--hang-timeout=500ms"], out,
+                        ["job", tmp, stop, "stuck_last:forward"])])
     files = [os.path.join(tmp, f"t.rank{r}.stacks.txt") for r in range(4)]
     dumps = [os.path.join(tmp, f"t.rank{r}.dump1.sqlite") for r in range(4)]
     wait_for(lambda: all(os.path.exists(f) and os.path.getsize(f) > 0 for f in files + dumps),

@@ -70,13 +70,15 @@ void write_piece(rec::thread_state const& t, rec::chunk const& c, std::uint32_t 
   write_record(rec::file_record::chunk, parts, 2);
 }
 
-/// Writes the unflushed part of the thread's current block. Caller holds t.flushing.
-void flush_locked(rec::thread_state& t) noexcept {
+/// Writes the unflushed part of the thread's current block; `again`: (flight recorder) the block
+/// from its start even when nothing was added since it was last written. Caller holds
+/// t.flushing.
+void flush_locked(rec::thread_state& t, bool again = false) noexcept {
   if (t.cur == nullptr) {
     return;
   }
   std::uint32_t const used = t.cur->used.load(std::memory_order_acquire);
-  if (used <= t.flushed) {
+  if (used <= t.flushed && !(again && used > 0 && flight::active())) {
     return;
   }
   // --flight-recorder: the block from its start each time, so that every piece decodes on its
@@ -318,8 +320,11 @@ constexpr std::int64_t flight_gpu_wait_ns = 1'000'000'000;
 constexpr long flight_request_poll_ns = 10'000'000;
 
 /// Writes the unwritten part of every live thread's current block (the writer thread, for the
-/// flight recorder). A thread inside its own block change is skipped this time.
-void flush_partial_blocks() noexcept {
+/// flight recorder). A thread inside its own block change is skipped this time. `again` (a
+/// launcher's request): every current block whole, also one written before: other threads'
+/// records may have pushed it out of the ring since, and the dump or report must show each
+/// thread's latest records (a thread the machine did not run lately had none in a dump).
+void flush_partial_blocks(bool again) noexcept {
   bool any = false;
   for (rec::thread_state* t = rec::threads(); t != nullptr; t = t->next) {
     if (t->exited.load(std::memory_order_acquire) || !lock_thread(*t, 100)) {
@@ -332,11 +337,14 @@ void flush_partial_blocks() noexcept {
     write_blocks(take_queue(), false);
     if (!t->exited.load(std::memory_order_acquire)) {
       std::uint32_t const before = t->flushed;
-      flush_locked(*t);
-      any = any || t->flushed != before;
+      flush_locked(*t, again);
+      any = any || again || t->flushed != before;
     }
     unlock_thread(*t);
   }
+  // Blocks queued by a thread skipped above (it waited for a block, holding its lock) reach the
+  // ring before the answer too: a dump must not miss a thread's last full blocks.
+  write_blocks(take_queue(), false);
   if (any) {
     write_clock(rec::file_record::clock, 0);
   }
@@ -363,7 +371,7 @@ void* writer_main(void*) noexcept {
         }
         g_writer_busy.store(true, std::memory_order_seq_cst);
         if (!g_writer_stop.load(std::memory_order_seq_cst)) {
-          flush_partial_blocks();
+          flush_partial_blocks(request != 0);
         }
         g_writer_busy.store(false, std::memory_order_seq_cst);
         last_flight_flush = now;
