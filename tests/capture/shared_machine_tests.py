@@ -281,8 +281,14 @@ def case_shared_stale_entries(a, tmp):
         if uid is not None:
             os.chown(path, uid, uid)
         return path
-    # What a killed launcher leaves besides its entry: a client's request it never took, an
-    # answer whose client died, a file its rename never reached.
+
+    os.killpg(p.pid, signal.SIGKILL)
+    p.communicate(timeout=240)
+    wait_for(lambda: not os.path.exists(f"/proc/{prog}"), "the program gone")
+    check(os.path.exists(entry), "the killed launcher's entry is left at first")
+    # What a killed launcher leaves besides its entry (made after its death, so that it cannot
+    # take them): a client's request it never took, an answer whose client died, a file its
+    # rename never reached.
     dead = dead_pid()
     leftovers = [plant(f"{p.pid}.req.{dead}"), plant(f"{p.pid}.ans.{dead}"),
                  plant(f"{p.pid}.ans.{dead}.tmp")]
@@ -297,10 +303,6 @@ def case_shared_stale_entries(a, tmp):
     if is_root():
         kept.append(plant(f"{dead_pid()}.launcher", 0o600, NOBODY))
 
-    os.killpg(p.pid, signal.SIGKILL)
-    p.communicate(timeout=240)
-    wait_for(lambda: not os.path.exists(f"/proc/{prog}"), "the program gone")
-    check(os.path.exists(entry), "the killed launcher's entry is left at first")
     # The next start, whatever it records, removes them.
     r = subprocess.run([a.capture, "--no-summary", "-o", os.path.join(tmp, "n.json"), "--",
                         a.app, "steps", "10"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
