@@ -105,6 +105,14 @@ def case_job_trigger(a, tmp):
     hi = min(x[2] for x in per_rank)
     check(lo < hi, f"the four windows overlap on the merged timeline: {lo} < {hi}")
     check(slow_end is not None, "the slow step found")
+    # A trigger's moment: every rank's window ends 10 ms after the slow step's end (1 ms for the
+    # ranks' clocks on the merged timeline), however late each rank dumped.
+    slow = db.execute("SELECT end FROM NVTX_EVENTS WHERE eventType = 59 ORDER BY end - start "
+                      "DESC LIMIT 1").fetchall()  # rank 2's 1 s step, the longest of all
+    if check(len(slow) == 1, "the slow step on the merged timeline"):
+        late = [(pid, (end - slow[0][0]) / 1e6) for pid, _, end in per_rank
+                if end > slow[0][0] + 11_000_000]
+        check(not late, f"no window goes on past 10 ms after the slow step (pid, ms): {late}")
 
 
 def case_job_sigkill(a, tmp):

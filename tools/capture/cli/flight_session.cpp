@@ -157,8 +157,10 @@ void flight_session::serve_job() {
       watch_->mark_hang_reported();  // the job's hang: reported once, by every rank
       write_stacks();
     }
-    dump_spec const spec{"job dump started by " + cause,           true,         false, d.number,
-                         realtime_to_monotonic(d.cut_realtime_ns), d.ends_at_cut};
+    dump_spec spec{"job dump started by " + cause};
+    spec.number = d.number;
+    spec.cut_ns = realtime_to_monotonic(d.cut_realtime_ns);
+    spec.ends_at_cut = d.ends_at_cut;
     std::fprintf(stderr, "nvtxpp-capture: %s: %s (seen %.0f ms after the announcement)\n",
                  label_.c_str(), dump(spec).c_str(), late_ms);
   }
