@@ -1,5 +1,5 @@
 // What the flight recorder's watcher pays per range end to find the triggers a range belongs
-// to (tools/capture/offline/flight_triggers.hpp; docs/leave-it-on.md, "Triggers"): the launcher
+// to (tools/capture/flight/flight_triggers.hpp; docs/leave-it-on.md, "Triggers"): the launcher
 // runs this for every range the program ends, so it must not grow with patterns.
 //
 //   before/*   the matching as flight_watch.cpp did it before patterns (commit cd4397b): every

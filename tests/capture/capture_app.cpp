@@ -507,6 +507,21 @@ int fake_in_call(void* fake) {
   return 0;
 }
 
+// Steps "Train step 1", "Train step 2", ... of 20 ms, step 5 of 300 ms, each launching one kernel
+// (and a copy and a memset) at its end, until $APP_STOP exists: GPU work before and after a
+// slow step, whose records the (fake) CUPTI hands over only when flushed.
+int fake_gpu_steps(void (*launch)(int, std::size_t)) {
+  char const* stop = std::getenv("APP_STOP");
+  for (int i = 1; i <= 5 || (stop != nullptr && ::access(stop, F_OK) != 0); ++i) {
+    std::string const name = "Train step " + std::to_string(i);
+    nvtxRangePushA(name.c_str());
+    spin_us(i == 5 ? 300'000 : 20'000);
+    launch(1, 0);
+    nvtxRangePop();
+  }
+  return 0;
+}
+
 // With the test double of CUPTI (fake_cupti.cpp, NVTXPP_CUPTI_PATH): "cuInit", then 3 kernel
 // launches (and a copy and a memset) inside the range "gpu work". mode: exit (return 0), none
 // (no GPU work), drop (CUPTI drops 5 records), term (SIGTERM with the records still buffered),
@@ -550,6 +565,9 @@ int fake_gpu_case(std::string const& mode) {
   if (launch == nullptr) {
     std::fprintf(stderr, "the fake CUPTI is not loaded\n");
     return 66;
+  }
+  if (mode == "steps") {
+    return fake_gpu_steps(launch);
   }
   // The fake creates stream 0x5000 (its CUPTI stream 7) in launch(): the name is given first,
   // as a program may name a handle before or after the stream exists.

@@ -32,7 +32,8 @@ std::size_t g_dropped = 0;
 std::uint32_t g_correlation = 0;
 
 /// FAKE_CUPTI_SKEW_NS: added to every time the fake stamps (a CUPTI whose clock reading sits off
-/// the NVTX events'); FAKE_CUPTI_API_NS: how long each launch's API call lasts.
+/// the NVTX events'); FAKE_CUPTI_API_NS: how long each launch's API call lasts;
+/// FAKE_CUPTI_KERNEL_DELAY_NS: how long after its launch each kernel starts (a queue before it).
 std::int64_t env_ns(char const* name) {
   char const* v = std::getenv(name);
   return v != nullptr ? std::strtoll(v, nullptr, 10) : 0;
@@ -408,7 +409,8 @@ __attribute__((visibility("default"))) void fake_cupti_launch(int kernels, std::
     if (g_enabled[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL] || g_enabled[CUPTI_ACTIVITY_KIND_KERNEL]) {
       CUpti_ActivityKernel10 k{};
       k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-      k.start = now() + 1000;
+      static std::int64_t const delay = env_ns("FAKE_CUPTI_KERNEL_DELAY_NS");
+      k.start = now() + 1000 + static_cast<std::uint64_t>(delay);
       k.end = k.start + 5000;
       k.streamId = 7;
       k.correlationId = corr;

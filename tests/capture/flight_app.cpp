@@ -3,6 +3,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -157,6 +158,91 @@ int numbered(int n, int slow_k, int base_us, double slow_factor) {
   return 0;
 }
 
+/// "Train step 1", "Train step 2", ... of `base_us` busy-waited, step `slow_k` `slow_us`, and
+/// on until STOP exists, beside `spinners` threads that keep every core busy (in a hot loop of
+/// "spin" ranges when `spin_ranges`, filling the window): a program that goes on working after
+/// its slow step, on a machine with no idle core.
+int busy_after(char const* stop, int slow_k, int base_us, int slow_us, int spinners,
+               bool spin_ranges) {
+  std::atomic<bool> done{false};
+  std::vector<std::thread> spin;
+  for (int t = 0; t < spinners; ++t) {
+    spin.emplace_back([&done, spin_ranges] {
+      while (!done.load(std::memory_order_relaxed)) {
+        if (spin_ranges) {
+          nvtxRangePushA("spin");
+          nvtxRangePop();
+        }
+      }
+    });
+  }
+  for (int i = 1; i <= slow_k || !exists(stop); ++i) {
+    std::string const name = "Train step " + std::to_string(i);
+    nvtxRangePushA(name.c_str());
+    busy_ns(static_cast<std::int64_t>(i == slow_k ? slow_us : base_us) * 1000);
+    nvtxRangePop();
+  }
+  done = true;
+  for (auto& t : spin) {
+    t.join();
+  }
+  return 0;
+}
+
+/// A thread "idle" records 10 "idle work" ranges, touches DIR/idle, and records nothing more
+/// until DIR/stop exists; once DIR/go exists the main thread records `n` "flood" ranges (many
+/// times a small ring), touches DIR/ready and waits for DIR/stop too.
+int idle_flood(std::string const& dir, long n) {
+  auto const at = [&dir](char const* name) { return dir + "/" + name; };
+  std::thread idle{[&] {
+    nvtxNameOsThreadA(static_cast<std::uint32_t>(::gettid()), "idle");
+    for (int i = 0; i < 10; ++i) {
+      nvtxRangePushA("idle work");
+      nvtxRangePop();
+    }
+    touch(at("idle").c_str());
+    while (!exists(at("stop").c_str())) {
+      timespec const t{0, 5'000'000};
+      ::nanosleep(&t, nullptr);
+    }
+  }};
+  while (!exists(at("go").c_str())) {
+    timespec const t{0, 2'000'000};
+    ::nanosleep(&t, nullptr);
+  }
+  for (long i = 0; i < n; ++i) {
+    nvtxRangePushA("flood");
+    nvtxRangePop();
+  }
+  touch(at("ready").c_str());
+  idle.join();
+  return 0;
+}
+
+/// A parent that records nothing forks a child that records "child" around N steps of
+/// `base_us`, the last one `slow_us`, and exits at once (its end follows the slow step's within
+/// microseconds); the parent then runs on until STOP exists.
+int child_slow(char const* stop, int n, int base_us, int slow_us) {
+  pid_t const child = ::fork();
+  if (child == 0) {
+    nvtxRangePushA("child");
+    for (int i = 1; i <= n; ++i) {
+      std::string const name = "Train step " + std::to_string(i);
+      nvtxRangePushA(name.c_str());
+      busy_ns(static_cast<std::int64_t>(i == n ? slow_us : base_us) * 1000);
+      nvtxRangePop();
+    }
+    std::exit(0);  // "child" left open: the end of the process closes it
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  while (!exists(stop)) {
+    timespec const t{0, 5'000'000};
+    ::nanosleep(&t, nullptr);
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 /// A start/end range "epoch" open (no push/pop range) until STOP exists; READY once it is open.
 int started_hang(char const* ready, char const* stop) {
   nvtxRangeId_t const id = nvtxRangeStartA("epoch");
@@ -217,7 +303,8 @@ int rank_stuck(char const* stop, int odd_rank) {
 /// A rank of a job (--dump-scope=job tests): writes DIR/pid.RANK, steps of about 2 ms (a
 /// "step" range, payload its number), DIR/ready.RANK after 100 of them, and ends once STOP
 /// exists. ROLE: "run"; "slow:R:K" (rank R's step K takes 1 s); "stuck:NAME"
-/// (after 100 steps, inside "step" > NAME until STOP exists).
+/// (after 100 steps, inside "step" > NAME until STOP exists; DIR/stuck.RANK once inside);
+/// "stuck_last:NAME" (the same once every other rank's DIR/stuck.R exists).
 int job(std::string const& dir, char const* stop, std::string const& role) {
   char const* r = std::getenv("OMPI_COMM_WORLD_RANK");
   int const rank = r != nullptr ? std::atoi(r) : 0;
@@ -236,9 +323,23 @@ int job(std::string const& dir, char const* stop, std::string const& role) {
   for (std::uint64_t i = 0;; ++i) {
     if (i == 100) {
       touch((dir + "/ready." + std::to_string(rank)).c_str());
-      if (role.rfind("stuck:", 0) == 0) {
+      bool const last = role.rfind("stuck_last:", 0) == 0;
+      if (role.rfind("stuck:", 0) == 0 || last) {
+        if (last) {
+          // Stuck only once every other rank is: a hang timeout counted from here sees them all
+          // inside their ranges, however late the machine started them.
+          char const* size_text = std::getenv("OMPI_COMM_WORLD_SIZE");
+          int const size = size_text != nullptr ? std::atoi(size_text) : 1;
+          for (int other = 0; other < size; ++other) {
+            while (other != rank && !exists((dir + "/stuck." + std::to_string(other)).c_str())) {
+              timespec const t{0, 2'000'000};
+              ::nanosleep(&t, nullptr);
+            }
+          }
+        }
         nvtxRangePushA("step");
-        nvtxRangePushA(role.c_str() + 6);
+        nvtxRangePushA(role.c_str() + role.find(':') + 1);
+        touch((dir + "/stuck." + std::to_string(rank)).c_str());
         while (!exists(stop)) {
           timespec const t{0, 5'000'000};
           ::nanosleep(&t, nullptr);
@@ -296,6 +397,18 @@ int main(int argc, char** argv) {
     return numbered(std::atoi(arg(2, "30")), std::atoi(arg(3, "25")), std::atoi(arg(4, "20000")),
                     std::atof(arg(5, "20")));
   }
+  if (which == "busy_after") {
+    return busy_after(arg(2, "stop"), std::atoi(arg(3, "30")), std::atoi(arg(4, "5000")),
+                      std::atoi(arg(5, "300000")), std::atoi(arg(6, "2")),
+                      std::strcmp(arg(7, ""), "ranges") == 0);
+  }
+  if (which == "idle_flood") {
+    return idle_flood(arg(2, "."), std::atol(arg(3, "2000000")));
+  }
+  if (which == "child_slow") {
+    return child_slow(arg(2, "stop"), std::atoi(arg(3, "12")), std::atoi(arg(4, "5000")),
+                      std::atoi(arg(5, "300000")));
+  }
   if (which == "started_hang") {
     return started_hang(arg(2, "ready"), arg(3, "stop"));
   }
@@ -310,7 +423,7 @@ int main(int argc, char** argv) {
   }
   std::fprintf(
       stderr,
-      "usage: flight_app steps|spin|threads|crash|slow|numbered|started_hang|deadlock|rank_stuck|"
-      "job ...\n");
+      "usage: flight_app steps|spin|threads|crash|slow|numbered|busy_after|idle_flood|child_slow|"
+      "started_hang|deadlock|rank_stuck|job ...\n");
   return 64;
 }

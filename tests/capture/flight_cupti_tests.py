@@ -146,5 +146,34 @@ def case_flight_live_busy(a, tmp):
     check("still running at a live dump" in out_text + err, f"the summary says so: {err}")
 
 
+def case_flight_trigger_gpu(a, tmp):
+    """GPU work and a trigger's dump written late: the window ends 10 ms after the slow step, so
+    the dump holds the work launched by then (also a kernel that started later, behind a queue)
+    and none launched after, although CUPTI hands the records over only at the dump."""
+    out = os.path.join(tmp, "g.json")
+    # Every kernel starts 30 ms after its launch: the slow step's starts past the window's end.
+    p = launch(a, tmp, "steps", ["--flight-recorder=4MB", "--no-summary",
+                                 "--trigger=Train step *>150ms"], out,
+               {"FAKE_CUPTI_KERNEL_DELAY_NS": "30000000"})
+    dump1 = os.path.join(tmp, "g.dump1.json")
+    wait_for(lambda: os.path.exists(dump1), "the trigger's dump")
+    _, err = stop(tmp, p)
+    events = ft.load(dump1)["traceEvents"]
+    slow = [e for e in events if e.get("ph") == "X" and e.get("name") == "Train step 5"]
+    if not check(len(slow) == 1, f"the slow step in dump 1: {slow}"):
+        return
+    end = slow[0]["ts"] + slow[0]["dur"]
+    kernels = [e for e in events if e.get("cat") == "cuda_kernel" and e.get("ph") == "X"]
+    calls = [e for e in events if e.get("cat") == "cuda_api" and e.get("ph") == "X"]
+    check(len(kernels) == 5 and len(calls) == 5,
+          f"the kernels and launches of steps 1 to 5, no later one: {len(kernels)} kernel(s), "
+          f"{len(calls)} call(s), kernels from {[round((k['ts'] - end) / 1000, 1) for k in kernels]}"
+          f" ms after the slow step's end")
+    check(any(k["ts"] > end + 10000 for k in kernels),
+          "the slow step's kernel, started past the window's end, is in")
+    check(all(c["ts"] <= end + 10000 for c in calls), "no launch after the window's end")
+    check(os.path.exists(os.path.join(tmp, "g.dump2.json")), f"and the dump at exit: {err}")
+
+
 if __name__ == "__main__":
     sys.exit(ft.main(globals(), ["--fake-cupti"]))

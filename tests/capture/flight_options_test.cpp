@@ -1,4 +1,4 @@
-// The flight recorder's options and names (tools/capture/cli/flight_options.hpp), and the
+// The flight recorder's options and names (tools/capture/launch/flight_options.hpp), and the
 // watcher's running median. The launcher's behaviour end to end is in flight_tests.py.
 #include "launch/flight_options.hpp"
 #include "flight/flight_watch.hpp"
@@ -20,6 +20,20 @@ TEST_CASE("LIMIT is a size or a duration") {
   CHECK(cli::parse_size("o", "30s") == 0);  // not a size
   CHECK_THROWS_AS(cli::parse_size("o", "abc"), cli::option_error);
   CHECK_THROWS_AS(cli::parse_size("o", "-1MB"), cli::option_error);
+  CHECK_THROWS_AS(cli::parse_size("o", "30"), cli::option_error);  // no unit
+  // A unit of neither kind is said to be one, not taken for a malformed duration.
+  CHECK_THROWS_WITH(cli::parse_size("--flight-recorder", "1TB"),
+                    "--flight-recorder: unknown size unit 'TB' in '1TB' (a size takes B, KB, MB, "
+                    "GB, KiB, MiB, GiB)");
+  CHECK_THROWS_WITH(cli::parse_size("o", "2tib"),
+                    "o: unknown size unit 'tib' in '2tib' (a size takes B, KB, MB, GB, KiB, MiB, "
+                    "GiB)");
+  CHECK_THROWS_WITH(cli::parse_size("o", "3d"),
+                    "o: unknown unit 'd' in '3d' (a size takes B, KB, MB, GB, KiB, MiB, GiB; a "
+                    "duration ns, us, ms, s, m, min, h)");
+  CHECK_THROWS_WITH(cli::parse_duration("--hang-timeout", "5d"),
+                    "--hang-timeout: unknown duration unit 'd' in '5d' (a duration takes ns, us, "
+                    "ms, s, m, min, h)");
   CHECK(cli::parse_duration("o", "30s") == 30'000'000'000);
   CHECK(cli::parse_duration("o", "5m") == 300'000'000'000);
   CHECK(cli::parse_duration("o", "250ms") == 250'000'000);

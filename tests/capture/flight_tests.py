@@ -191,6 +191,33 @@ def case_flight_dump(a, tmp):
     check(s.returncode == 2, f"stacks of a process not recorded: {s.returncode}")
 
 
+def case_flight_dump_idle_thread(a, tmp):
+    """A thread that recorded a little, then nothing while another floods the ring many times
+    over: a dump (or stacks request) still holds its latest records, because the program hands
+    over every thread's current block at each request, also one it handed over before."""
+    out = os.path.join(tmp, "i.json")
+    p = start(a, ["idle_flood", tmp, "2000000"], ["--flight-recorder=1MB", "--no-summary",
+                                                  "--dump-on-exit=no"], out)
+    prog = child_of(p.pid)
+    wait_for(lambda: os.path.exists(os.path.join(tmp, "idle")), "the idle thread's ranges")
+    # Its block reaches the ring now (the request; answered once the launcher has registered,
+    # which may come after the program's first ranges), then the flood passes over it.
+    wait_for(lambda: ctl(a, "stacks", prog).returncode == 0, "stacks PID answers")
+    open(os.path.join(tmp, "go"), "w").close()
+    wait_for(lambda: os.path.exists(os.path.join(tmp, "ready")), "the flood")
+    d = ctl(a, "dump", prog)
+    check(d.returncode == 0, f"dump PID: {d.stderr}")
+    s = ctl(a, "stacks", prog)
+    open(os.path.join(tmp, "stop"), "w").close()
+    _, err = p.communicate(timeout=240)
+    check(p.returncode == 0, f"exit 0: {err}")
+    t = load(os.path.join(tmp, "i.dump1.json"))
+    check(len(ranges(t, "flood")) > 1000, "the flood's last ranges are in the dump")
+    check(len(ranges(t, "idle work")) == 10, f"the idle thread's ranges are in the dump: "
+          f"{len(ranges(t, 'idle work'))}")
+    check('"idle"' in s.stdout, f"and in the stacks report: {s.stdout}")
+
+
 def case_flight_trigger(a, tmp):
     """'step>3x' fires once, on the one slow instance among hundreds of noisy ones."""
     out = os.path.join(tmp, "t.json")
@@ -209,6 +236,109 @@ def case_flight_trigger(a, tmp):
     check(os.path.exists(os.path.join(tmp, "t.dump2.json")), "and the dump at exit")
     check("never@nowhere>2x" in p.stderr and "never ended" in p.stderr,
           f"a trigger on a range that never occurs is said at the end: {p.stderr}")
+
+
+def trigger_latency_ms(stderr):
+    """How late the trigger's dump was written, as its line says ("... N ms after the instance
+    ended"), or None."""
+    m = re.search(r"(\d+) ms after the instance ended", stderr)
+    return int(m.group(1)) if m else None
+
+
+def case_flight_trigger_moment(a, tmp):
+    """A program that goes on working after its slow step, on a machine with no idle core: the
+    trigger's dump holds the window up to the slow step's end and 10 ms after it, not what the
+    program did until the dump was written; the dump at exit holds the later steps."""
+    out = os.path.join(tmp, "b.json")
+    stop = os.path.join(tmp, "stop")
+    # 5 ms steps, step 30 takes 300 ms: an absolute bound that no preemption reaches.
+    p = start(a, ["busy_after", stop, "30", "5000", "300000", "2"],
+              ["--flight-recorder=16MB", "--no-summary", "--trigger=Train step *>150ms"], out)
+    dump1 = os.path.join(tmp, "b.dump1.json")
+    wait_for(lambda: os.path.exists(dump1), "the trigger's dump")
+    open(stop, "w").close()
+    _, err = p.communicate(timeout=240)
+    print(err)
+    check(p.returncode == 0, f"exit 0: {p.returncode}")
+    fired = [l for l in err.splitlines() if "(trigger " in l]
+    check(len(fired) == 1 and '"Train step 30"' in fired[0], f"one firing, on step 30: {fired}")
+    latency = trigger_latency_ms(err)
+    check(latency is not None, f"the dump's line says how late it came: {fired}")
+    print(f"trigger-to-dump latency: {latency} ms")
+    t = load(dump1)
+    steps = [e for e in t["traceEvents"] if e["ph"] == "X"]
+    slow = [e for e in steps if e["name"] == "Train step 30"]
+    if not check(len(slow) == 1 and slow[0]["dur"] > 250000 and
+                 not slow[0]["args"].get("unterminated"), f"the slow step, whole: {slow}"):
+        return
+    end = slow[0]["ts"] + slow[0]["dur"]
+    last = max(e["ts"] + e["dur"] for e in steps)
+    # 10 ms after the slow step's end, and a microsecond for the clock's rounding.
+    check(last <= end + 10001, f"nothing later than 10 ms after the slow step: "
+          f"{(last - end) / 1000:.3f} ms after it (the dump came {latency} ms after it)")
+    later = [e for e in steps if e["ts"] > end + 10001]
+    check(not later, f"no range that began after the window's end: {later[:3]}")
+    cut = [e for e in steps if e["args"].get("unterminated")]
+    check(all(e["ts"] + e["dur"] == last for e in cut),
+          f"a range open at the window's end is cut there: {cut}")
+    check(len(ranges(t, "Train step 1")) == 1, "with the steps before it")
+    t2 = load(os.path.join(tmp, "b.dump2.json"))
+    check(max(e["ts"] + e["dur"] for e in t2["traceEvents"] if e["ph"] == "X") > end + 10001,
+          "the dump at exit holds what came later")
+    check("no longer reaches back" not in err, f"no note of a missed instance: {fired}")
+    # A window shorter than the slow step: the instance began before it, so it is not in the
+    # dump, and the line says so (as when the ring wraps past it before the dump).
+    stop = os.path.join(tmp, "stop2")
+    p = start(a, ["busy_after", stop, "30", "5000", "300000", "0"],
+              ["--flight-recorder=100ms", "--no-summary", "--dump-on-exit=no",
+               "--trigger=Train step *>150ms"], os.path.join(tmp, "s.json"))
+    short = os.path.join(tmp, "s.dump1.json")
+    wait_for(lambda: os.path.exists(short), "the short window's trigger dump")
+    open(stop, "w").close()
+    _, err = p.communicate(timeout=240)
+    check("the window no longer reaches back to the instance's start, so the instance is not in "
+          "it: a larger --flight-recorder LIMIT keeps more" in err, f"said: {err}")
+    check(not ranges(load(short), "Train step 30"), "the instance is not in that dump")
+
+
+def case_flight_trigger_exit_repeat(a, tmp):
+    """A trigger's dump written after the program ended (its end came within the 10 ms after
+    the slow step) holds the window the dump at exit would hold: that one is not written again,
+    the line says so, and the summary of the window is printed all the same."""
+    for attempt in range(3):
+        out = os.path.join(tmp, f"r{attempt}.json")
+        stop = os.path.join(tmp, f"stop{attempt}")
+        p = start(a, ["child_slow", stop, "12", "5000", "300000"],
+                  ["--flight-recorder=4MB", "--trigger=Train step *>150ms"], out)
+        dump1 = os.path.join(tmp, f"r{attempt}.dump1.json")
+        wait_for(lambda: os.path.exists(dump1), "the trigger's dump")
+        open(stop, "w").close()
+        stdout, err = p.communicate(timeout=240)
+        print(err)
+        check(p.returncode == 0, f"exit 0: {p.returncode}")
+        dump2 = os.path.join(tmp, f"r{attempt}.dump2.json")
+        if os.path.exists(dump2):
+            # Written twice: right only when the child ended after the trigger's window (a
+            # preempted exit); then its "child" range ends later in the dump at exit.
+            t1, t2 = load(dump1), load(dump2)
+            slow = ranges(t1, "Train step 12")
+            child = ranges(t2, "child")
+            late = slow and child and child[0]["ts"] + child[0]["dur"] > (
+                slow[0]["ts"] + slow[0]["dur"] + 10000)
+            if check(late and open(dump1).read() != open(dump2).read(),
+                     f"attempt {attempt}: the same window written twice: {err}"):
+                print(f"attempt {attempt}: the child ended after the window; again")
+                continue
+            return
+        check(re.search(r"no dump \(at exit\): the window is the one dump 1 holds, byte for "
+                        r"byte \(.*r" + str(attempt) + r"\.dump1\.json\); not written again",
+                        err) is not None, f"says so instead: {err}")
+        check("NVTX Range Summary" in stdout, f"the summary all the same: {stdout[:300]}")
+        t = load(dump1)
+        check(len(ranges(t, "Train step 12")) == 1 and len(ranges(t, "child")) == 1,
+              "dump 1 holds the slow step and the child's whole life")
+        return
+    check(False, "three attempts: the child never ended within 10 ms of its slow step")
 
 
 def case_flight_trigger_pattern(a, tmp):
@@ -364,6 +494,9 @@ def case_flight_bad_input(a, tmp):
     for opts, name in ((["--flight-recorder=abc"], "--flight-recorder"),
                        (["--flight-recorder=0s"], "--flight-recorder"),
                        (["--flight-recorder=10XB"], "--flight-recorder"),
+                       (["--flight-recorder=1TB"], "--flight-recorder: unknown size unit 'TB' in "
+                        "'1TB' (a size takes B, KB, MB, GB, KiB, MiB, GiB)\n"),
+                       (["--flight-recorder=5d"], "--flight-recorder: unknown unit 'd' in '5d'"),
                        (["--flight-recorder=1MB", "--trigger=step"], "--trigger"),
                        (["--flight-recorder=1MB", "--trigger=step>"], "--trigger"),
                        (["--flight-recorder=1MB", "--trigger=>3x"], "--trigger"),

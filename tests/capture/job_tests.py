@@ -105,6 +105,14 @@ def case_job_trigger(a, tmp):
     hi = min(x[2] for x in per_rank)
     check(lo < hi, f"the four windows overlap on the merged timeline: {lo} < {hi}")
     check(slow_end is not None, "the slow step found")
+    # A trigger's moment: every rank's window ends 10 ms after the slow step's end (1 ms for the
+    # ranks' clocks on the merged timeline), however late each rank dumped.
+    slow = db.execute("SELECT end FROM NVTX_EVENTS WHERE eventType = 59 ORDER BY end - start "
+                      "DESC LIMIT 1").fetchall()  # rank 2's 1 s step, the longest of all
+    if check(len(slow) == 1, "the slow step on the merged timeline"):
+        late = [(pid, (end - slow[0][0]) / 1e6) for pid, _, end in per_rank
+                if end > slow[0][0] + 11_000_000]
+        check(not late, f"no window goes on past 10 ms after the slow step (pid, ms): {late}")
 
 
 def case_job_sigkill(a, tmp):
@@ -140,8 +148,12 @@ def case_job_hang(a, tmp):
     stop = os.path.join(tmp, "stop")
     out = os.path.join(tmp, "t.sqlite")
     base = ["--flight-recorder=4MB", "--dump-scope=job", "--no-summary"]
-    p = start(a, tmp, [(3, base + ["--hang-timeout=10m"], out, ["job", tmp, stop, "stuck:allreduce"]),
-                       (1, base + ["--hang-timeout=500ms"], out, ["job", tmp, stop, "stuck:forward"])])
+    # Rank 3 gets stuck last (its timeout counts from there): every rank is inside its ranges
+    # by the time it hangs, however late the loaded machine started them.
+    p = start(a, tmp, [(3, base + ["--hang-timeout=10m"], out,
+                        ["job", tmp, stop, "stuck:allreduce"]),
+                       (1, base + ["--hang-timeout=500ms"], out,
+                        ["job", tmp, stop, "stuck_last:forward"])])
     files = [os.path.join(tmp, f"t.rank{r}.stacks.txt") for r in range(4)]
     dumps = [os.path.join(tmp, f"t.rank{r}.dump1.sqlite") for r in range(4)]
     wait_for(lambda: all(os.path.exists(f) and os.path.getsize(f) > 0 for f in files + dumps),

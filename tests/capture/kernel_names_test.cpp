@@ -1,4 +1,4 @@
-// Kernel names as Nsight Systems writes them (tools/capture/offline/kernel_names.hpp): the
+// Kernel names as Nsight Systems writes them (tools/capture/model/kernel_names.hpp): the
 // expectations are the toolkit demangler's output (cu++filt, nsys's kernel tables), so the same
 // test holds for the libcufilt build and the __cxa_demangle fallback.
 #include "model/kernel_names.hpp"

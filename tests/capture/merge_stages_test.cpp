@@ -1,4 +1,4 @@
-// The merge on several threads, without SQL: the plan's arithmetic (tools/capture/offline/
+// The merge on several threads, without SQL: the plan's arithmetic (tools/capture/merge/
 // merge_plan.hpp) and the board and workers' contract (merge_stages.hpp) under threads. Runs in
 // the release, ASan+UBSan and TSan stages (ctest name capture.merge_stages). Tests wait for
 // conditions, never for time.

@@ -1,4 +1,4 @@
-// Shell-style patterns over range names (tools/capture/offline/name_pattern.hpp): what matches,
+// Shell-style patterns over range names (tools/capture/common/name_pattern.hpp): what matches,
 // what is refused as malformed, and how numbered names fold into one series.
 #include "common/name_pattern.hpp"
 

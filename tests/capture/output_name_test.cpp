@@ -1,4 +1,4 @@
-// The trace file's name (tools/capture/cli/output_name.hpp): patterns, rank detection, where the
+// The trace file's name (tools/capture/launch/output_name.hpp): patterns, rank detection, where the
 // rank goes. The launcher's behaviour end to end is in scale_tests.py.
 #include "launch/output_name.hpp"
 

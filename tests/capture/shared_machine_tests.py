@@ -239,6 +239,91 @@ def case_shared_killed(a, tmp):
         check(os.path.isdir(foreign), "another user's directory kept")
 
 
+def dead_pid():
+    """The pid of a process that has ended (reaped)."""
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
+
+
+def case_shared_stale_entries(a, tmp):
+    """kill -9 of launcher and program: the launcher's entry (and its requests and answers) in
+    the request directory goes at the next start, as its raw directory does; a running
+    launcher's entry stays, and nothing that is not a file as launchers make them is touched (a
+    symlink, a file of another mode or owner, another name)."""
+    xdg = os.path.join(tmp, "xdg")  # the test's own request directory, no other run's
+    os.mkdir(xdg, 0o700)
+    env = dict(os.environ, TMPDIR=tmp, XDG_RUNTIME_DIR=xdg)
+    control = os.path.join(xdg, f"nvtxpp-capture-{os.geteuid()}")
+    ready = os.path.join(tmp, "ready")
+    p = subprocess.Popen([a.capture, "--flight-recorder=2MB", "--no-summary", "-o",
+                          os.path.join(tmp, "t.json"), "--", a.app, "spin", ready],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                         start_new_session=True)
+    prog = ft.child_of(p.pid)
+    wait_for(lambda: os.path.exists(ready), "20,000 steps")
+    entry = os.path.join(control, f"{p.pid}.launcher")
+    wait_for(lambda: os.path.exists(entry), "the launcher's entry")
+    ready2, stop2 = os.path.join(tmp, "ready2"), os.path.join(tmp, "stop2")
+    q = subprocess.Popen([a.capture, "--flight-recorder=1MB", "--no-summary", "-o",
+                          os.path.join(tmp, "q.json"), "--", a.app, "threads", ready2, stop2,
+                          "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env)
+    live = os.path.join(control, f"{q.pid}.launcher")
+    wait_for(lambda: os.path.exists(ready2) and os.path.exists(live), "the second run's entry")
+
+    def plant(name, mode=0o600, uid=None):
+        path = os.path.join(control, name)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        os.write(fd, b"1\n")
+        os.close(fd)
+        os.chmod(path, mode)
+        if uid is not None:
+            os.chown(path, uid, uid)
+        return path
+
+    os.killpg(p.pid, signal.SIGKILL)
+    p.communicate(timeout=240)
+    wait_for(lambda: not os.path.exists(f"/proc/{prog}"), "the program gone")
+    check(os.path.exists(entry), "the killed launcher's entry is left at first")
+    # What a killed launcher leaves besides its entry (made after its death, so that it cannot
+    # take them): a client's request it never took, an answer whose client died, a file its
+    # rename never reached.
+    dead = dead_pid()
+    leftovers = [plant(f"{p.pid}.req.{dead}"), plant(f"{p.pid}.ans.{dead}"),
+                 plant(f"{p.pid}.ans.{dead}.tmp")]
+    # Not as launchers make them, or not an entry's name: kept whatever the pid.
+    target = os.path.join(tmp, "target")
+    with open(target, "w") as f:
+        f.write("precious\n")
+    link = os.path.join(control, f"{dead_pid()}.launcher")
+    os.symlink(target, link)
+    kept = [plant(f"{dead_pid()}.launcher", 0o644), plant("notes.txt"),
+            plant(f"{dead_pid()}.launcher.old")]
+    if is_root():
+        kept.append(plant(f"{dead_pid()}.launcher", 0o600, NOBODY))
+
+    # The next start, whatever it records, removes them.
+    r = subprocess.run([a.capture, "--no-summary", "-o", os.path.join(tmp, "n.json"), "--",
+                        a.app, "steps", "10"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, env=env, timeout=120)
+    check(r.returncode == 0, f"the next run: {r.stderr}")
+    check(not os.path.exists(entry), f"the killed launcher's entry removed: {os.listdir(control)}")
+    for path in leftovers:
+        check(not os.path.exists(path), f"{os.path.basename(path)} removed")
+    check(os.path.exists(live), "the running launcher's entry kept")
+    check(os.path.islink(link) and open(target).read() == "precious\n",
+          "a symlink kept, its target untouched")
+    for path in kept:
+        check(os.path.exists(path), f"{os.path.basename(path)} kept")
+    d = subprocess.run([a.capture, "stacks", str(q.pid)], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, env=env, timeout=240)
+    check(d.returncode == 0, f"the running launcher still answers: {d.stderr}")
+    open(stop2, "w").close()
+    _, err = q.communicate(timeout=240)
+    check(q.returncode == 0 and not os.path.exists(live), f"its entry goes at its end: {err}")
+
+
 def case_shared_sigkill_program(a, tmp):
     """SIGKILL of the program alone: the launcher reads the window from the ring it holds by
     descriptor (its name already gone)."""

@@ -1,4 +1,4 @@
-// The shared statistics (tools/capture/offline/stats.hpp): medians, the Mann-Whitney U test
+// The shared statistics (tools/capture/analyses/stats.hpp): medians, the Mann-Whitney U test
 // against values worked out by hand (pair counting, the tie-corrected variance), and the ratio
 // interval that goes with it (hand-worked ranks, doublings, preempted instances).
 #include "analyses/stats.hpp"

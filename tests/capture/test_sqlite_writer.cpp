@@ -1,4 +1,4 @@
-// nvtxpp-capture's SQLite output (tools/capture/offline/sqlite_writer.hpp): a trace driven through
+// nvtxpp-capture's SQLite output (tools/capture/writers/sqlite/sqlite_writer.hpp): a trace driven through
 // the sink is checked with SQL of our own against what Nsight Systems' stats reports read: the
 // tables and columns by nsys's names, the exact row values, and the joins the reports make.
 //

@@ -1,4 +1,4 @@
-// libFuzzer target: the reader of our JSON traces (offline/json_reader.hpp), which `diff` runs
+// libFuzzer target: the reader of our JSON traces (readers/json_reader.hpp), which `diff` runs
 // on files a user names. Outcome wanted: the trace delivered, or json_input_error; never a
 // crash, a hang or unbounded memory.
 #include "../../tools/capture/readers/json_reader.hpp"

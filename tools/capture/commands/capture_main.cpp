@@ -116,10 +116,11 @@ constexpr char usage[] =
     "                      places N), at the end, on a crash, on `nvtxpp-capture dump PID`, on a\n"
     "                      trigger, on a hang\n"
     "      --dump-on-exit=yes|no  dump at the program's normal end (default yes; signals dump)\n"
-    "      --trigger='RANGE[@DOMAIN]>FACTORx' | 'RANGE[@DOMAIN]>DURATION'  dump when an instance\n"
-    "                      of RANGE took FACTOR times the median of its earlier ones, or longer\n"
-    "                      than DURATION (250ms); repeatable. RANGE and DOMAIN may be patterns\n"
-    "                      ('Train step *>3x': one median over all the numbered steps)\n"
+    "      --trigger='RANGE[@DOMAIN]>FACTORx' | 'RANGE[@DOMAIN]>DURATION'  dump the window up\n"
+    "                      to 10 ms after an instance of RANGE that took FACTOR times the median\n"
+    "                      of its earlier ones, or longer than DURATION (250ms); repeatable.\n"
+    "                      RANGE and DOMAIN may be patterns ('Train step *>3x': one median over\n"
+    "                      all the numbered steps)\n"
     "      --trigger-max=N  dumps by triggers at most (default 10)\n"
     "      --trigger-cooldown=DURATION  no trigger dump sooner than this after one (default 10s)\n"
     "      --hang-timeout=DURATION  no range opened or closed for DURATION while one is open:\n"
@@ -483,6 +484,8 @@ run_dirs make_dirs(capture_args const& c) {
   std::string const tmp_parent = tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp";
   cli::remove_abandoned(tmp_parent, "nvtxpp-capture-", 10);
   cli::remove_abandoned("/dev/shm", "nvtxpp-flight-", 10);
+  // And their launchers' entries in the request directory (a launcher killed with its program).
+  cli::remove_stale_entries(c.flight.enabled ? d.control : cli::control_dir_name());
   d.raw = c.keep_raw;
   if (d.raw.empty()) {
     std::string templ = tmp_parent + "/nvtxpp-capture-XXXXXX";

@@ -1,5 +1,5 @@
 // `nvtxpp-capture diff`: what changed between two sets of runs, item by item, with statistics;
-// and a CI gate. The analysis is offline/trace_diff.hpp, the outputs offline/diff_report.hpp:
+// and a CI gate. The analysis is analyses/trace_diff.hpp, the outputs analyses/diff_report.hpp:
 // this file parses options, reads the inputs through the shared readers, and calls them.
 
 #include "diff_main.hpp"

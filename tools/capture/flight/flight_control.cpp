@@ -19,6 +19,7 @@
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <vector>
 
 namespace nvtxpp::capture::cli {
 
@@ -80,7 +81,94 @@ long owner_of(long pid) {
   return static_cast<long>(st.st_uid);
 }
 
+/// The launcher pid an entry's name starts with (`PID.launcher`, `PID.req.CLIENT`,
+/// `PID.ans.CLIENT`, each also with `.tmp`: a writer killed before its rename), or 0.
+long entry_launcher(std::string const& name) {
+  std::size_t const dot = name.find('.');
+  if (dot == 0 || dot == std::string::npos || name.find_first_not_of("0123456789") != dot) {
+    return 0;
+  }
+  std::string rest = name.substr(dot + 1);
+  if (rest.size() > 4 && rest.compare(rest.size() - 4, 4, ".tmp") == 0) {
+    rest.resize(rest.size() - 4);
+  }
+  bool const reply = (rest.rfind("req.", 0) == 0 || rest.rfind("ans.", 0) == 0) &&
+                     rest.size() > 4 &&
+                     rest.find_first_not_of("0123456789", 4) == std::string::npos;
+  if (rest != "launcher" && !reply) {
+    return 0;
+  }
+  return std::strtol(name.c_str(), nullptr, 10);
+}
+
+/// Whether `pid` may be a launcher of this user still running. No: no such process, another
+/// user's (a reused pid), or one running another program. In doubt (a zombie, whose program
+/// cannot be read): yes.
+bool launcher_may_live(long pid) {
+  if (pid <= 0 || (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)) {
+    return false;
+  }
+  long const owner = owner_of(pid);
+  if (owner < 0 || owner != static_cast<long>(::getuid())) {
+    return false;
+  }
+  std::string exe = exe_of(pid);
+  if (exe.empty()) {
+    return true;
+  }
+  std::string const deleted = " (deleted)";  // a launcher whose file was rebuilt since
+  if (exe.size() > deleted.size() &&
+      exe.compare(exe.size() - deleted.size(), deleted.size(), deleted) == 0) {
+    exe.resize(exe.size() - deleted.size());
+  }
+  return exe.substr(exe.rfind('/') + 1) == "nvtxpp-capture";
+}
+
 }  // namespace
+
+std::string control_dir_name() {
+  std::string const name = "nvtxpp-capture-" + std::to_string(::getuid());
+  char const* run = std::getenv("XDG_RUNTIME_DIR");
+  return (run != nullptr && *run != '\0' ? std::string{run} : std::string{"/tmp"}) + "/" + name;
+}
+
+int remove_stale_entries(std::string const& dir) {
+  int const fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    return 0;
+  }
+  // Checked on the descriptor: what is read and removed below is in this directory.
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid() ||
+      (st.st_mode & 077) != 0) {
+    ::close(fd);
+    return 0;
+  }
+  std::vector<std::string> stale;
+  int const list = ::openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (DIR* d = list >= 0 ? ::fdopendir(list) : nullptr) {
+    while (dirent* e = ::readdir(d)) {
+      long const launcher = entry_launcher(e->d_name);
+      if (launcher != 0 && !launcher_may_live(launcher)) {
+        stale.emplace_back(e->d_name);
+      }
+    }
+    ::closedir(d);
+  } else if (list >= 0) {
+    ::close(list);
+  }
+  int removed = 0;
+  for (auto const& name : stale) {
+    struct stat f {};
+    // Only what a launcher or client of this user makes: a regular file, 0600 or narrower.
+    if (::fstatat(fd, name.c_str(), &f, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(f.st_mode) &&
+        f.st_uid == ::getuid() && (f.st_mode & 0177) == 0 && ::unlinkat(fd, name.c_str(), 0) == 0) {
+      ++removed;
+    }
+  }
+  ::close(fd);
+  return removed;
+}
 
 std::string control_dir(std::string* problem) {
   problem->clear();

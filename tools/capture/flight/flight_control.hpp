@@ -23,6 +23,19 @@ namespace nvtxpp::capture::cli {
 /// be trusted
 [[nodiscard]] std::string control_dir(std::string* problem);
 
+/// @brief The request directory's name (as control_dir() would use it), neither made nor
+/// checked.
+[[nodiscard]] std::string control_dir_name();
+
+/// @brief Removes from request directory `dir` the entries (`PID.launcher`, and the requests
+/// and answers of that launcher) of launchers that no longer live, which a launcher killed
+/// together with its program (SIGKILL) leaves behind. Nothing is done unless `dir` is a real
+/// directory of this user, mode 0700; only regular files of this user, of mode 0600 or
+/// narrower, named as entries are removed, never through a symlink; an entry whose pid is a
+/// running nvtxpp-capture of this user (or a process that cannot be told apart) stays.
+/// @return how many files were removed
+int remove_stale_entries(std::string const& dir);
+
 /// @brief Registers this launcher (of `child`) in `dir` (control_dir()).
 /// @return its entry's base path ("" on failure)
 [[nodiscard]] std::string register_launcher(std::string const& dir, pid_t child);

@@ -11,6 +11,8 @@
 #include "ring_keeper.hpp"
 #include "../launch/write_outputs.hpp"
 
+#include <fmt/format.h>
+
 #include <dirent.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -90,28 +92,54 @@ void flight_session::write_stacks() {
   }
 }
 
-void flight_session::dump_now(std::string const& cause, bool live, bool with_stacks) {
-  unsigned number = 0;
-  std::int64_t cut = 0;
-  std::string reason = cause;
+void flight_session::dump_now(std::string const& cause, bool live, bool with_stacks,
+                              watch_firing const* fired) {
+  std::int64_t const seen_ns = now_ns();
+  dump_spec d{cause, live};
+  if (fired != nullptr) {
+    d.cut_ns = fired->end_ns + trigger_tail_ns;
+    d.ends_at_cut = true;
+  }
   if (job_) {
-    std::int64_t const at = realtime_ns();
-    number = job_->announce(label_ + ": " + cause + (with_stacks ? " [stacks]" : ""), at);
-    if (number == 0) {
+    // The moment every rank cuts at: the trigger's, else now.
+    std::int64_t const at = d.ends_at_cut ? monotonic_to_realtime(d.cut_ns) : realtime_ns();
+    d.number =
+        job_->announce(label_ + ": " + cause + (with_stacks ? " [stacks]" : ""), at, d.ends_at_cut);
+    if (d.number == 0) {
       std::fprintf(stderr,
                    "nvtxpp-capture: %s: cannot announce a job dump in %s: %s; this rank "
                    "dumps alone\n",
                    label_.c_str(), job_->dir().c_str(), std::strerror(errno));
     } else {
-      cut = realtime_to_monotonic(at);
-      reason = "job dump started by " + label_ + ": " + cause;
+      d.cut_ns = d.ends_at_cut ? d.cut_ns : realtime_to_monotonic(at);
+      d.reason = "job dump started by " + label_ + ": " + cause;
     }
   }
   if (with_stacks) {
     write_stacks();
   }
+  std::string msg = dump(d);
+  if (fired != nullptr && !failed_) {
+    // How late the dump came is said: its window ends at the instance all the same, unless the
+    // ring wrapped past the instance's start meanwhile.
+    msg += fmt::format(
+        " {:.0f} ms after the instance ended (seen after {:.0f} ms; the window ends {:.0f} ms "
+        "after it)",
+        static_cast<double>(now_ns() - fired->end_ns) / 1e6,
+        static_cast<double>(seen_ns - fired->end_ns) / 1e6,
+        static_cast<double>(trigger_tail_ns) / 1e6);
+    // The watcher and the window map the same ticks through calibrations taken at different
+    // times: they agree within microseconds.
+    constexpr std::int64_t clock_slack_ns = 50'000;
+    auto const start = last_thread_starts_.find({fired->pid, fired->tid});
+    if (start == last_thread_starts_.end() || start->second > fired->start_ns + clock_slack_ns) {
+      msg +=
+          "; the window no longer reaches back to the instance's start, so the instance is not "
+          "in it: a larger --flight-recorder LIMIT keeps more";
+    }
+  }
   std::fprintf(stderr, "nvtxpp-capture: %s%s\n", label_.empty() ? "" : (label_ + ": ").c_str(),
-               dump(reason, live, false, number, cut).c_str());
+               msg.c_str());
 }
 
 void flight_session::serve_job() {
@@ -129,12 +157,12 @@ void flight_session::serve_job() {
       watch_->mark_hang_reported();  // the job's hang: reported once, by every rank
       write_stacks();
     }
+    dump_spec spec{"job dump started by " + cause};
+    spec.number = d.number;
+    spec.cut_ns = realtime_to_monotonic(d.cut_realtime_ns);
+    spec.ends_at_cut = d.ends_at_cut;
     std::fprintf(stderr, "nvtxpp-capture: %s: %s (seen %.0f ms after the announcement)\n",
-                 label_.c_str(),
-                 dump("job dump started by " + cause, true, false, d.number,
-                      realtime_to_monotonic(d.cut_realtime_ns))
-                     .c_str(),
-                 late_ms);
+                 label_.c_str(), dump(spec).c_str(), late_ms);
   }
 }
 
@@ -177,7 +205,7 @@ int flight_session::wait_for(pid_t child) {
         } else {
           ++triggered;
           cooldown_until = t + opt_.cooldown_ns;
-          dump_now("trigger " + fired, true, false);
+          dump_now("trigger " + fired.text, true, false, &fired);
         }
       }
       if (watch_->hang_due(now_ns())) {
@@ -207,7 +235,7 @@ void flight_session::serve_requests() {
                            std::to_string(next_dump_ - 1) + " of every rank of the job\n");
         continue;
       }
-      std::string const msg = dump("requested by nvtxpp-capture dump", true, false);
+      std::string const msg = dump({"requested by nvtxpp-capture dump"});
       std::fprintf(stderr, "nvtxpp-capture: %s\n", msg.c_str());
       answer_request(control_, req.client, (failed_ ? "error\n" : "ok\n") + msg + "\n");
     } else if (req.verb == "stacks") {
@@ -233,12 +261,11 @@ std::string flight_session::stacks_text(bool live) {
   return watch_->stacks_report(now_ns(), true);
 }
 
-std::string flight_session::dump(std::string const& reason, bool live, bool with_summary,
-                                 unsigned number, std::int64_t cut_ns) {
-  if (number != 0) {
-    next_dump_ = number;  // a job-wide dump's number, the same on every rank
+std::string flight_session::dump(dump_spec const& d) {
+  if (d.number != 0) {
+    next_dump_ = d.number;  // a job-wide dump's number, the same on every rank
   }
-  if (live) {
+  if (d.live) {
     request_flush(raw_dir_, flush_wait_ns);
   }
   if (rings_) {
@@ -250,13 +277,26 @@ std::string flight_session::dump(std::string const& reason, bool live, bool with
     return "cannot make a directory in " + raw_dir_ + ": " + std::strerror(errno) +
            "; no dump written (the window stays in the ring for the next dump)";
   }
-  window_result const w = compose_window(raw_dir_, tmp, opt_.keep_ns, now_ns(), live, cut_ns);
+  window_result const w =
+      compose_window(raw_dir_, tmp, opt_.keep_ns, now_ns(), d.live, d.cut_ns, d.ends_at_cut);
   for (auto const& e : w.errors) {
     std::fprintf(stderr, "nvtxpp-capture: %s\n", e.c_str());
   }
+  last_thread_starts_ = w.thread_starts;
+  if (d.unless_repeat && w.errors.empty() && last_number_ != 0 && w.digest == last_digest_ &&
+      ::access(last_name_.c_str(), F_OK) == 0) {
+    // The same window again (the last dump came after the program ended): one file is enough.
+    failed_ = false;
+    if (d.with_summary) {
+      static_cast<void>(write_outputs(tmp, last_name_, nullptr, true, sopt_));
+    }
+    remove_tree(tmp);
+    return "no dump (" + d.reason + "): the window is the one dump " +
+           std::to_string(last_number_) + " holds, byte for byte (" + last_name_ +
+           "); not written again";
+  }
   std::string const name = dump_name(output_, next_dump_);
   std::unique_ptr<trace_sink> sink;
-  std::string result;
   failed_ = false;
   try {
     if (trace_) {
@@ -264,7 +304,7 @@ std::string flight_session::dump(std::string const& reason, bool live, bool with
     }
     std::fflush(nullptr);
     outputs_result const r =
-        write_outputs(tmp, name, std::move(sink), with_summary || !trace_, sopt_);
+        write_outputs(tmp, name, std::move(sink), d.with_summary || !trace_, sopt_);
     failed_ = r.write_failed || r.fatal;
   } catch (std::exception const& e) {
     std::fprintf(stderr, "nvtxpp-capture: %s\n", e.what());
@@ -272,12 +312,15 @@ std::string flight_session::dump(std::string const& reason, bool live, bool with
   }
   remove_tree(tmp);
   if (failed_) {
-    return "dump " + std::to_string(next_dump_) + " (" + reason + ") could not be written to " +
+    return "dump " + std::to_string(next_dump_) + " (" + d.reason + ") could not be written to " +
            name + "; the window stays in the ring for the next dump";
   }
-  result = "dump " + std::to_string(next_dump_) + " (" + reason +
-           "): " + std::to_string(w.processes) + " process(es), " +
-           std::to_string(w.ring_bytes / 1024) + " KiB of window, written to " + name;
+  std::string result = "dump " + std::to_string(next_dump_) + " (" + d.reason +
+                       "): " + std::to_string(w.processes) + " process(es), " +
+                       std::to_string(w.ring_bytes / 1024) + " KiB of window, written to " + name;
+  last_number_ = next_dump_;
+  last_name_ = name;
+  last_digest_ = w.digest;
   ++next_dump_;
   return result;
 }
@@ -300,7 +343,9 @@ bool flight_session::finish(int status, bool torn_down) {
   } else if (opt_.dump_on_exit || by_signal) {
     std::string const reason =
         by_signal ? "program killed by signal " + std::to_string(WTERMSIG(status)) : "at exit";
-    std::string const msg = dump(reason, false, summary_);
+    dump_spec spec{reason, false, summary_};
+    spec.unless_repeat = true;
+    std::string const msg = dump(spec);
     std::fprintf(stderr, "nvtxpp-capture: %s%s\n",
                  job_ && !label_.empty() ? (label_ + ": ").c_str() : "", msg.c_str());
     ok = !failed_;

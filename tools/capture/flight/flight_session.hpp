@@ -2,7 +2,7 @@
 /// @brief The launcher's side of the flight recorder while the program runs: waits for it,
 /// answers `nvtxpp-capture dump PID` / `stacks PID` (a request directory, flight_control.hpp),
 /// runs the watchers (triggers, hang timeout) and writes the dumps (`.dumpN`). The in-process
-/// side only fills the rings; everything here reads them through offline/flight_window.hpp.
+/// side only fills the rings; everything here reads them through flight/flight_window.hpp.
 #pragma once
 
 #include "../model/trace_model.hpp"
@@ -12,18 +12,39 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
 
 namespace nvtxpp::capture {
 class flight_watch;
+struct watch_firing;
 }  // namespace nvtxpp::capture
 
 namespace nvtxpp::capture::cli {
 
 class ring_keeper;
 class job_channel;
+
+/// @brief How long past a slow instance's end a trigger's dump holds: the window ends there
+/// however late the dump is written (the watcher sees an end up to 120 ms after it, and a dump
+/// takes as long as its window is large), so it shows the moment and the start of what came
+/// next, not whatever the program did until the dump.
+inline constexpr std::int64_t trigger_tail_ns = 10'000'000;
+
+/// @brief What one dump writes.
+struct dump_spec {
+  std::string reason;
+  bool live = true;  ///< the program still runs
+  bool with_summary = false;
+  unsigned number = 0;       ///< a job-wide dump's number (0: the next of this launch)
+  std::int64_t cut_ns = 0;   ///< the moment it is for (monotonic ns; 0: now)
+  bool ends_at_cut = false;  ///< the window ends at `cut_ns`: later records are left out
+  /// Not written when its window is, byte for byte, the last dump's and that file is still
+  /// there (the dump at the program's end after a dump of the finished program).
+  bool unless_repeat = false;
+};
 
 /// @brief One launch under --flight-recorder.
 class flight_session {
@@ -45,11 +66,9 @@ class flight_session {
   /// @return false when a dump could not be written
   bool finish(int status, bool torn_down = false);
 
-  /// @brief Writes one dump of the current window. `live`: the program still runs. `number`:
-  /// a job-wide dump's (0: the next of this launch); `cut_ns`: its moment (monotonic ns).
+  /// @brief Writes one dump of the current window, as `d` says.
   /// @return the message for stderr (starts with "dump N" or says why none was written)
-  std::string dump(std::string const& reason, bool live, bool with_summary, unsigned number = 0,
-                   std::int64_t cut_ns = 0);
+  std::string dump(dump_spec const& d);
 
   /// @brief Names the launch in the stacks reports ("rank 3").
   void set_label(std::string const& label);
@@ -72,7 +91,9 @@ class flight_session {
   void serve_requests();
   std::string stacks_text(bool live);
   /// Dumps for `cause`: in job scope announced to every rank first (one number for all).
-  void dump_now(std::string const& cause, bool live, bool with_stacks);
+  /// `fired`: a trigger's, whose window ends trigger_tail_ns after the instance.
+  void dump_now(std::string const& cause, bool live, bool with_stacks,
+                watch_firing const* fired = nullptr);
   /// The dumps other ranks announced.
   void serve_job();
   void write_stacks();
@@ -86,6 +107,12 @@ class flight_session {
   std::int64_t base_ns_;
   unsigned next_dump_ = 1;
   bool failed_ = false;
+  /// The last dump written: its number, file and window's digest (flight_window.hpp).
+  unsigned last_number_ = 0;
+  std::string last_name_;
+  std::uint64_t last_digest_ = 0;
+  /// Where the last window composed starts in each thread (pid, tid).
+  std::map<std::pair<std::uint32_t, std::uint64_t>, std::int64_t> last_thread_starts_;
   std::string control_dir_;
   std::string control_;  ///< this launcher's entry in the request directory
   std::unique_ptr<ring_keeper> rings_;

@@ -240,7 +240,7 @@ void flight_watch::on_event(process& p, std::uint64_t tid, rec::raw_event const&
   if (e.type == event_type::start) {
     std::string name = event_name(e, p.strings);
     if (auto const early = p.early_ends.find(e.id); early != p.early_ends.end()) {
-      range_ended(p, early->second.second, name, e.domain, early->second.first - ns);
+      range_ended(p, early->second.second, tid, name, e.domain, ns, early->second.first);
       p.early_ends.erase(early);
       return;
     }
@@ -250,8 +250,8 @@ void flight_watch::on_event(process& p, std::uint64_t tid, rec::raw_event const&
   if (e.type == event_type::end) {
     // An end closes the range its id names, whichever thread ends it.
     if (auto const it = p.started.find(e.id); it != p.started.end()) {
-      range_ended(p, tid, it->second.range.name, it->second.range.domain,
-                  ns - it->second.range.start_ns);
+      range_ended(p, tid, it->second.tid, it->second.range.name, it->second.range.domain,
+                  it->second.range.start_ns, ns);
       p.started.erase(it);
     } else {
       p.early_ends[e.id] = {ns, tid};
@@ -269,15 +269,16 @@ void flight_watch::on_event(process& p, std::uint64_t tid, rec::raw_event const&
   // A pop ends the innermost open range of its domain.
   for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
     if (it->domain == e.domain) {
-      range_ended(p, tid, it->name, it->domain, ns - it->start_ns);
+      range_ended(p, tid, tid, it->name, it->domain, it->start_ns, ns);
       stack.erase(std::next(it).base());
       return;
     }
   }
 }
 
-void flight_watch::range_ended(process& p, std::uint64_t tid, std::string const& name,
-                               std::uint32_t domain, std::int64_t dur) {
+void flight_watch::range_ended(process& p, std::uint64_t tid, std::uint64_t start_tid,
+                               std::string const& name, std::uint32_t domain, std::int64_t start_ns,
+                               std::int64_t end_ns) {
   auto const& hits = triggers_.matching(name);
   if (hits.empty()) {
     return;
@@ -288,18 +289,19 @@ void flight_watch::range_ended(process& p, std::uint64_t tid, std::string const&
     if (!triggers_.domain_matches(i, domain, domain_name)) {
       continue;
     }
-    std::string const why = triggers_.measure(i, dur);
+    std::string const why = triggers_.measure(i, end_ns - start_ns);
     if (!why.empty()) {
       // The instance by its own name: a pattern's firing says which step it was.
-      fired_.push_back(fmt::format("'{}': \"{}\" (pid {} thread {}) {}", triggers_.text(i), name,
-                                   p.pid, tid, why));
+      fired_.push_back({fmt::format("'{}': \"{}\" (pid {} thread {}) {}", triggers_.text(i), name,
+                                    p.pid, tid, why),
+                        p.pid, start_tid, start_ns, end_ns});
     }
   }
 }
 
-std::vector<std::string> flight_watch::take_fired() { return std::exchange(fired_, {}); }
+std::vector<watch_firing> flight_watch::take_fired() { return std::exchange(fired_, {}); }
 
-void flight_watch::note_skipped(std::string const& /*fired*/, std::string const& why) {
+void flight_watch::note_skipped(watch_firing const& /*fired*/, std::string const& why) {
   ++skipped_[why];
 }
 

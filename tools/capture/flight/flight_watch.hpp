@@ -18,6 +18,15 @@
 
 namespace nvtxpp::capture {
 
+/// @brief A trigger firing: what to say, and where the instance that fired ended.
+struct watch_firing {
+  std::string text;           ///< one line for stderr: the trigger, the instance, why it fired
+  std::uint32_t pid = 0;      ///< the process the instance ran in
+  std::uint64_t tid = 0;      ///< the thread that began it
+  std::int64_t start_ns = 0;  ///< its start and end (CLOCK_MONOTONIC ns, the rings' clock)
+  std::int64_t end_ns = 0;
+};
+
 /// @brief The watcher of one launch's rings.
 class flight_watch {
  public:
@@ -36,10 +45,10 @@ class flight_watch {
   /// @brief Reads what the rings and definition files gained since the last call.
   void poll(std::int64_t now_ns);
 
-  /// @brief Trigger firings since the last call (one line each, for stderr).
-  [[nodiscard]] std::vector<std::string> take_fired();
+  /// @brief Trigger firings since the last call, oldest first.
+  [[nodiscard]] std::vector<watch_firing> take_fired();
   /// @brief Records that a firing did not dump (`why`), for the closing notes.
-  void note_skipped(std::string const& fired, std::string const& why);
+  void note_skipped(watch_firing const& fired, std::string const& why);
 
   /// @brief Counts the hang as reported (by another rank of the job): hang_due() stays false.
   void mark_hang_reported() noexcept { hang_reported_ = true; }
@@ -61,16 +70,17 @@ class flight_watch {
  private:
   struct process;
   void on_event(process& p, std::uint64_t tid, recording::raw_event const& e);
-  /// Measures a range that ended (push/pop or start/end) against the triggers.
-  void range_ended(process& p, std::uint64_t tid, std::string const& name, std::uint32_t domain,
-                   std::int64_t dur);
+  /// Measures a range that `tid` ended (push/pop, or start/end begun by `start_tid`) against
+  /// the triggers.
+  void range_ended(process& p, std::uint64_t tid, std::uint64_t start_tid, std::string const& name,
+                   std::uint32_t domain, std::int64_t start_ns, std::int64_t end_ns);
   void read_process(process& p);
 
   std::string raw_dir_;
   trigger_set triggers_;
   std::int64_t hang_ns_;
   std::map<std::uint32_t, std::unique_ptr<process>> processes_;
-  std::vector<std::string> fired_;
+  std::vector<watch_firing> fired_;
   std::map<std::string, std::uint64_t> skipped_;
   std::int64_t last_activity_ns_ = 0;
   bool hang_reported_ = false;

@@ -8,7 +8,9 @@
 #include "../../recording/ring.hpp"
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace nvtxpp::capture {
@@ -49,8 +51,14 @@ std::size_t request_flush(std::string const& raw_dir, std::int64_t max_wait_ns, 
 /// @brief What compose_window wrote.
 struct window_result {
   std::size_t processes = 0;
-  std::uint64_t records = 0;     ///< ring records kept
-  std::uint64_t ring_bytes = 0;  ///< their bytes
+  std::uint64_t records = 0;      ///< ring records kept
+  std::uint64_t ring_bytes = 0;   ///< their bytes
+  std::uint64_t cut_records = 0;  ///< events and GPU records left out after the window's end
+  /// A 64-bit FNV-1a digest of every file written, with each process's pid: two windows with
+  /// the same digest are, but for a collision, the same bytes (and make the same dump).
+  std::uint64_t digest = 0xcbf29ce484222325ULL;
+  /// Each thread's earliest event in the window (CLOCK_MONOTONIC ns), by pid and tid.
+  std::map<std::pair<std::uint32_t, std::uint64_t>, std::int64_t> thread_starts;
   std::vector<std::string> errors;
 };
 
@@ -59,11 +67,14 @@ struct window_result {
 /// newest), then its definitions. A process without a finish record gets one, at `end_ns` for a
 /// process still running (`live`), at its newest record otherwise (then marked as killed).
 /// Stream pieces whose block's start fell out of the window are left out (their ticks count
-/// from records that are gone). `cut_ns` > 0 (monotonic ns; a job-wide dump's moment): the
-/// `keep_ns` are counted back from it instead of from the newest record (from the newest when
-/// that is older); records after it are kept.
+/// from records that are gone). `cut_ns` > 0 (monotonic ns; a job-wide dump's moment, a
+/// trigger's): the `keep_ns` are counted back from it instead of from the newest record (from
+/// the newest when that is older). Records after it are kept, unless `ends_at_cut`: then the
+/// window ends there, whenever it is composed: events after it are left out, and GPU work too
+/// unless a CUDA call of the window launched it; a process that ran past it ends there (its
+/// open ranges cut, as at a live dump).
 window_result compose_window(std::string const& raw_dir, std::string const& out_dir,
                              std::int64_t keep_ns, std::int64_t end_ns, bool live,
-                             std::int64_t cut_ns = 0);
+                             std::int64_t cut_ns = 0, bool ends_at_cut = false);
 
 }  // namespace nvtxpp::capture

@@ -46,6 +46,10 @@ std::int64_t realtime_to_monotonic(std::int64_t realtime) {
   return realtime - (clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC));
 }
 
+std::int64_t monotonic_to_realtime(std::int64_t monotonic) {
+  return monotonic + (clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC));
+}
+
 std::optional<job_identity> detect_job(env_lookup const& env) {
   auto const rank = detect_rank(env);
   if (!rank) {
@@ -102,7 +106,9 @@ std::optional<job_dump> job_channel::read_dump(unsigned n) const {
   std::istringstream in{text};
   job_dump d;
   d.number = n;
-  in >> d.cut_realtime_ns >> d.rank;
+  std::string until;
+  in >> d.cut_realtime_ns >> d.rank >> until;
+  d.ends_at_cut = until == "until";
   std::getline(in >> std::ws, d.cause);
   if (!in && !in.eof()) {
     return std::nullopt;
@@ -110,14 +116,16 @@ std::optional<job_dump> job_channel::read_dump(unsigned n) const {
   return d;
 }
 
-unsigned job_channel::announce(std::string const& cause, std::int64_t cut_realtime_ns) {
+unsigned job_channel::announce(std::string const& cause, std::int64_t cut_realtime_ns,
+                               bool ends_at_cut) {
   if (fd_ < 0) {
     return 0;
   }
   std::string const tmp =
       dir_ + "/.announce." + std::to_string(rank_) + "." + std::to_string(::getpid());
-  std::string const text =
-      std::to_string(cut_realtime_ns) + " " + std::to_string(rank_) + " " + cause + "\n";
+  // "until": every rank's window ends at the cut; "from": records after it are kept.
+  std::string const text = std::to_string(cut_realtime_ns) + " " + std::to_string(rank_) +
+                           (ends_at_cut ? " until " : " from ") + cause + "\n";
   ::unlink(tmp.c_str());
   if (!write_new_file(tmp, text)) {
     return 0;

@@ -7,7 +7,8 @@
 /// `<output directory>/.nvtxpp-job-<job id>/`, a directory of the user's alone (checked as
 /// private_files.hpp checks). A rank that wants a dump announces it: the file `dump<N>`, made
 /// whole and exclusively (link(2) of a finished file: no reader sees half of it, no two ranks make
-/// the same N), holding the cut (wall-clock ns), the rank and the cause. Every rank looks for
+/// the same N), holding the cut (wall-clock ns), the rank, whether the windows end at the cut (a
+/// trigger's) and the cause. Every rank looks for
 /// new announcements at each of its launcher's 20 ms polls and dumps its window for that cut
 /// under the same number N. Announcements less than 1 s apart are one moment: a rank that finds
 /// `dump<N>` made within 1 s of its own cut joins it instead of making N+1.
@@ -43,6 +44,7 @@ struct job_dump {
   unsigned number = 0;
   std::int64_t cut_realtime_ns = 0;  ///< the moment every rank cuts its window at
   long rank = 0;                     ///< the rank that started it
+  bool ends_at_cut = false;          ///< every window ends at the cut (a trigger's moment)
   std::string cause;                 ///< why ("trigger step>3x", "hang", ...)
 };
 
@@ -58,9 +60,11 @@ class job_channel {
   /// @return "" when joined, else why the rank must dump alone
   std::string join(std::string const& output, job_identity const& job);
 
-  /// @brief Announces a dump at `cut_realtime_ns` for `cause`, or joins one announced within 1 s
-  /// of it. @return its number (0 when the directory could not take it)
-  unsigned announce(std::string const& cause, std::int64_t cut_realtime_ns);
+  /// @brief Announces a dump at `cut_realtime_ns` for `cause` (`ends_at_cut`: the windows end
+  /// there), or joins one announced within 1 s of it.
+  /// @return its number (0 when the directory could not take it)
+  unsigned announce(std::string const& cause, std::int64_t cut_realtime_ns,
+                    bool ends_at_cut = false);
 
   /// @brief The dumps others announced since the last call, oldest first.
   [[nodiscard]] std::vector<job_dump> take_new();
@@ -86,5 +90,8 @@ class job_channel {
 /// @brief `realtime` (ns of the wall clock) on this machine's monotonic clock, the clock of the
 /// rings' records.
 [[nodiscard]] std::int64_t realtime_to_monotonic(std::int64_t realtime);
+
+/// @brief `monotonic` (ns) on the wall clock: the inverse of realtime_to_monotonic.
+[[nodiscard]] std::int64_t monotonic_to_realtime(std::int64_t monotonic);
 
 }  // namespace nvtxpp::capture::cli

@@ -70,13 +70,15 @@ void write_piece(rec::thread_state const& t, rec::chunk const& c, std::uint32_t 
   write_record(rec::file_record::chunk, parts, 2);
 }
 
-/// Writes the unflushed part of the thread's current block. Caller holds t.flushing.
-void flush_locked(rec::thread_state& t) noexcept {
+/// Writes the unflushed part of the thread's current block; `again`: (flight recorder) the block
+/// from its start even when nothing was added since it was last written. Caller holds
+/// t.flushing.
+void flush_locked(rec::thread_state& t, bool again = false) noexcept {
   if (t.cur == nullptr) {
     return;
   }
   std::uint32_t const used = t.cur->used.load(std::memory_order_acquire);
-  if (used <= t.flushed) {
+  if (used <= t.flushed && !(again && used > 0 && flight::active())) {
     return;
   }
   // --flight-recorder: the block from its start each time, so that every piece decodes on its
@@ -312,10 +314,17 @@ void write_blocks(rec::chunk* c, bool in_signal_handler) noexcept {
 constexpr std::int64_t flight_flush_ns = 100'000'000;
 /// How long the answer to a dump's request waits for CUPTI's records of completed GPU work.
 constexpr std::int64_t flight_gpu_wait_ns = 1'000'000'000;
+/// How often a sleeping writer looks for the launcher's requests: the launcher cannot wake it
+/// (its futex is private to the process), and a trigger's dump waited up to a whole
+/// flight_flush_ns for the answer (measured: 100 ms of a 130 ms trigger-to-dump latency).
+constexpr long flight_request_poll_ns = 10'000'000;
 
 /// Writes the unwritten part of every live thread's current block (the writer thread, for the
-/// flight recorder). A thread inside its own block change is skipped this time.
-void flush_partial_blocks() noexcept {
+/// flight recorder). A thread inside its own block change is skipped this time. `again` (a
+/// launcher's request): every current block whole, also one written before: other threads'
+/// records may have pushed it out of the ring since, and the dump or report must show each
+/// thread's latest records (a thread the machine did not run lately had none in a dump).
+void flush_partial_blocks(bool again) noexcept {
   bool any = false;
   for (rec::thread_state* t = rec::threads(); t != nullptr; t = t->next) {
     if (t->exited.load(std::memory_order_acquire) || !lock_thread(*t, 100)) {
@@ -328,11 +337,14 @@ void flush_partial_blocks() noexcept {
     write_blocks(take_queue(), false);
     if (!t->exited.load(std::memory_order_acquire)) {
       std::uint32_t const before = t->flushed;
-      flush_locked(*t);
-      any = any || t->flushed != before;
+      flush_locked(*t, again);
+      any = any || again || t->flushed != before;
     }
     unlock_thread(*t);
   }
+  // Blocks queued by a thread skipped above (it waited for a block, holding its lock) reach the
+  // ring before the answer too: a dump must not miss a thread's last full blocks.
+  write_blocks(take_queue(), false);
   if (any) {
     write_clock(rec::file_record::clock, 0);
   }
@@ -359,7 +371,7 @@ void* writer_main(void*) noexcept {
         }
         g_writer_busy.store(true, std::memory_order_seq_cst);
         if (!g_writer_stop.load(std::memory_order_seq_cst)) {
-          flush_partial_blocks();
+          flush_partial_blocks(request != 0);
         }
         g_writer_busy.store(false, std::memory_order_seq_cst);
         last_flight_flush = now;
@@ -394,9 +406,10 @@ void* writer_main(void*) noexcept {
     waiting.store(true, std::memory_order_seq_cst);
     if (g_queue.load(std::memory_order_seq_cst) == nullptr) {
       // Asleep, the timeout is a safety net only: producers wake the writer.
-      // The flight recorder's writer looks at the launcher's requests every flight_flush_ns.
+      // The flight recorder's writer looks at the launcher's requests every
+      // flight_request_poll_ns.
       timespec const wait = nap                ? timespec{0, nap_ns}
-                            : flight::active() ? timespec{0, flight_flush_ns}
+                            : flight::active() ? timespec{0, flight_request_poll_ns}
                                                : timespec{0, 200'000'000};
       futex(&g_wake, FUTEX_WAIT_PRIVATE, seen, &wait);
     }

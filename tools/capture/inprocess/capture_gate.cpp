@@ -74,7 +74,7 @@ std::string env_str(char const* name) {
   return v != nullptr ? v : "";
 }
 
-// Name patterns (offline/name_pattern.hpp, compiled into this library: no dependency, hidden
+// Name patterns (common/name_pattern.hpp, compiled into this library: no dependency, hidden
 // like the rest of it). Made once at start(), never freed; matched once per interned text or
 // domain, and per inline message only while the window waits for its trigger.
 name_pattern const* g_range_pattern = nullptr;

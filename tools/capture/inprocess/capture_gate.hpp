@@ -1,6 +1,6 @@
 /// @file
 /// @brief The capture window inside the profiled program: reads the NVTXPP_CAPTURE_* variables
-/// the launcher sets (cli/capture_options.hpp), configures the recorder core's gate (a range
+/// the launcher sets (launch/capture_options.hpp), configures the recorder core's gate (a range
 /// outside the window costs one flag test), and opens and closes the window on its triggers:
 /// the launch time (--delay, --duration), an NVTX range (--capture-range=nvtx) or
 /// cudaProfilerStart/Stop (--capture-range=cudaProfilerApi, seen through CUPTI). Internal to

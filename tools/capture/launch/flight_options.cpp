@@ -31,26 +31,62 @@ bool split_number(std::string const& value, double& number, std::string& unit) {
 
 constexpr char dump_mark = '\x01';  // stands for %n until a dump's number is known
 
+constexpr char size_units[] = "B, KB, MB, GB, KiB, MiB, GiB";
+constexpr char duration_units[] = "ns, us, ms, s, m, min, h";
+
+/// Nanoseconds per `unit` of a duration; 0 when it is none.
+double duration_scale(std::string const& unit) {
+  if (unit == "ns") {
+    return 1;
+  }
+  if (unit == "us") {
+    return 1e3;
+  }
+  if (unit == "ms") {
+    return 1e6;
+  }
+  if (unit == "s") {
+    return 1e9;
+  }
+  if (unit == "m" || unit == "min") {
+    return 60e9;
+  }
+  if (unit == "h") {
+    return 3600e9;
+  }
+  return 0;
+}
+
+/// Bytes per `unit` of a size (any case); 0 when it is none.
+double size_scale(std::string const& unit) {
+  std::string u;
+  for (char c : unit) {
+    u += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+  }
+  if (u == "B") {
+    return 1;
+  }
+  if (u == "KB" || u == "KIB") {
+    return 1024.0;
+  }
+  if (u == "MB" || u == "MIB") {
+    return 1024.0 * 1024.0;
+  }
+  if (u == "GB" || u == "GIB") {
+    return 1024.0 * 1024.0 * 1024.0;
+  }
+  return 0;
+}
+
 }  // namespace
 
 std::int64_t parse_duration(std::string const& option, std::string const& value) {
   double n = 0;
   std::string unit;
-  double scale = 0;
-  if (split_number(value, n, unit)) {
-    if (unit == "ns") {
-      scale = 1;
-    } else if (unit == "us") {
-      scale = 1e3;
-    } else if (unit == "ms") {
-      scale = 1e6;
-    } else if (unit == "s") {
-      scale = 1e9;
-    } else if (unit == "m" || unit == "min") {
-      scale = 60e9;
-    } else if (unit == "h") {
-      scale = 3600e9;
-    }
+  double const scale = split_number(value, n, unit) ? duration_scale(unit) : 0;
+  if (scale == 0 && !unit.empty()) {
+    throw option_error(option + ": unknown duration unit '" + unit + "' in '" + value +
+                       "' (a duration takes " + duration_units + ")");
   }
   double const ns = n * scale;
   if (scale == 0 || ns < 1 || ns > 9e18) {
@@ -63,25 +99,22 @@ std::int64_t parse_duration(std::string const& option, std::string const& value)
 std::uint64_t parse_size(std::string const& option, std::string const& value) {
   double n = 0;
   std::string unit;
-  if (!split_number(value, n, unit)) {
-    throw option_error(option + " takes a duration (30s, 5m) or a size (64MB, 1GB), not '" + value +
-                       "'");
+  if (!split_number(value, n, unit) || unit.empty()) {
+    throw option_error(option +
+                       " takes a size (64MB, 1GB) or a duration (30s, 5m) with its unit, " +
+                       "not '" + value + "'");
   }
-  std::string u;
-  for (char c : unit) {
-    u += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
-  }
-  double scale = 0;
-  if (u == "B") {
-    scale = 1;
-  } else if (u == "KB" || u == "KIB") {
-    scale = 1024.0;
-  } else if (u == "MB" || u == "MIB") {
-    scale = 1024.0 * 1024.0;
-  } else if (u == "GB" || u == "GIB") {
-    scale = 1024.0 * 1024.0 * 1024.0;
-  } else {
-    return 0;  // not a size (5m is five minutes)
+  double const scale = size_scale(unit);
+  if (scale == 0) {
+    if (duration_scale(unit) != 0) {
+      return 0;  // a duration (5m is five minutes)
+    }
+    // A unit of neither kind: said as such, never as a malformed duration ("1TB").
+    bool const looks_like_size = unit.back() == 'B' || unit.back() == 'b';
+    throw option_error(option + ": unknown " + (looks_like_size ? "size " : "") + "unit '" + unit +
+                       "' in '" + value + "' (a size takes " + size_units +
+                       (looks_like_size ? "" : std::string{"; a duration "} + duration_units) +
+                       ")");
   }
   double const bytes = n * scale;
   if (bytes < 1 || bytes > 1e15) {

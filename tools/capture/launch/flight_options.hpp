@@ -14,7 +14,7 @@
 namespace nvtxpp::capture::cli {
 
 /// @brief `RANGE[@DOMAIN]>FACTORx` or `RANGE[@DOMAIN]>DURATION`. RANGE and DOMAIN are names or
-/// shell-style patterns (offline/name_pattern.hpp: `Train step *`), split at the last '>' and
+/// shell-style patterns (common/name_pattern.hpp: `Train step *`), split at the last '>' and
 /// then at the last '@' that no '\' escapes.
 struct trigger_spec {
   std::string text;           ///< as given
@@ -63,8 +63,10 @@ inline constexpr std::uint64_t duration_ring_bytes = 256ULL << 20U;
 /// @brief `30s`, `5m`, `250ms`, `1h`, `2.5s`, `100us`, `10ns` in nanoseconds. @throws option_error
 [[nodiscard]] std::int64_t parse_duration(std::string const& option, std::string const& value);
 
-/// @brief `64MB`, `1GB`, `512KB`, `4096B` (also KiB/MiB/GiB, powers of 1024 all) in bytes.
-/// @return 0 when `value` is not a size (no unit). @throws option_error when malformed
+/// @brief `64MB`, `1GB`, `512KB`, `4096B` (also KiB/MiB/GiB, any case, powers of 1024 all) in
+/// bytes. @return 0 when `value` is a duration (its unit is one: `5m`)
+/// @throws option_error when malformed, without a unit, or with a unit of neither kind (`1TB`:
+/// an unknown size unit)
 [[nodiscard]] std::uint64_t parse_size(std::string const& option, std::string const& value);
 
 /// @brief Parses a trigger. @throws option_error naming --trigger (and a malformed pattern)

@@ -2,7 +2,7 @@
 /// @brief Offline attribution of replayed CUDA graph work to capture-time NVTX ranges.
 ///
 /// Input, per process: the graph node events of the in-process source
-/// (tools/capture/inprocess/graph_nodes.cpp: created on thread T at time t, cloned from,
+/// (tools/capture/inprocess/cuda/graph_nodes.cpp: created on thread T at time t, cloned from,
 /// updated from; a child-graph node's embedded graph is the graph of the clones made on its
 /// thread between its `starting` and its `created`), the GPU work records that carry a graph node
 /// id, the graph launches' API calls, and the process's push/pop ranges (streamed, after the GPU

@@ -209,7 +209,7 @@ struct memset_info {
 /// @brief One instance of an NVTX range on the GPU side of one CUDA graph launch: the range was
 /// open on the thread that created (captured or added) some of the launch's nodes, and spans the
 /// GPU work of those nodes in this launch, from the first's start to the last's end
-/// (tools/capture/offline/graph_ranges.hpp).
+/// (tools/capture/model/graph_ranges.hpp).
 struct graph_range_info {
   std::uint32_t pid = 0;
   std::uint32_t device = 0;  ///< where the range's first node ran
@@ -249,7 +249,7 @@ struct api_info {
   std::string_view name;  ///< function name as CUPTI gives it ("cudaLaunchKernel_v7000")
   /// A driver call the CUDA runtime made inside one of its own calls (recorded only with
   /// --cuda-api=all): listed, but GPU work is attributed to the runtime call around it
-  /// (offline/launch_index.hpp), so a sink relating calls to GPU work skips it.
+  /// (model/launch_index.hpp), so a sink relating calls to GPU work skips it.
   bool nested = false;
 };
 

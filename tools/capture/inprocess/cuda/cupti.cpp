@@ -591,7 +591,7 @@ void CUPTIAPI on_resource(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     enable_deferred_unified_memory();
   }
   if (cbid != CUPTI_CBID_RESOURCE_STREAM_CREATED) {
-    graph_nodes::on_resource(cbid, data);  // CUDA graph nodes (inprocess/graph_nodes.cpp)
+    graph_nodes::on_resource(cbid, data);  // CUDA graph nodes (inprocess/cuda/graph_nodes.cpp)
     return;
   }
   auto const* r = static_cast<CUpti_ResourceData const*>(data);

@@ -2,7 +2,7 @@
 /// @brief nvtxpp-capture's CUDA graph node source (in-process, part of libnvtxpp_inject.so):
 /// CUPTI's resource callbacks for graph nodes written as gpu_graph_node records, so the reader
 /// can put each replayed node's GPU work under the NVTX ranges that were open on the thread that
-/// created the node (tools/capture/offline/graph_ranges.hpp).
+/// created the node (tools/capture/model/graph_ranges.hpp).
 ///
 /// Nothing here runs when a graph is launched: the callbacks fire when nodes are created (stream
 /// capture, the graph API), cloned (instantiation, cudaGraphClone, child graphs) or updated

@@ -84,7 +84,7 @@ class thread_delivery {
   std::map<std::uint64_t, std::pair<std::int64_t, std::uint64_t>> pending_ends_;
   std::unordered_map<std::uint64_t, std::string> sync_names_;
   std::unordered_map<std::uint32_t, std::string> stream_names_;
-  heap_usage heaps_;  // NVTX memory heaps' bytes in use (offline/heap_usage.hpp)
+  heap_usage heaps_;  // NVTX memory heaps' bytes in use (model/heap_usage.hpp)
 };
 
 }  // namespace nvtxpp::capture::detail
