@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -46,6 +47,10 @@ struct flight_watch::process {
     std::int64_t last_ticks = 0;
     bool valid = false;
     std::vector<open_range> stack;
+    /// Follows a chunk of block `block_seq` at `offset` (ending at `piece_end`): how many of
+    /// its bytes were read already, or nothing when it holds nothing new or cannot be decoded.
+    std::optional<std::uint32_t> follow(std::uint32_t block_seq, std::uint32_t offset,
+                                        std::uint32_t piece_end);
   };
   std::map<std::uint64_t, thread> threads;
   /// Start/end ranges open now, by range id (they may end on another thread).
@@ -57,6 +62,15 @@ struct flight_watch::process {
   /// Ends read before their start (each thread's events reach the ring in its own blocks, so an
   /// end on a short-lived thread can come first): id -> (time, thread). Bounded: the oldest go.
   std::map<std::uint64_t, std::pair<std::int64_t, std::uint64_t>> early_ends;
+
+  /// Reads the definitions file's whole records past those read (names the new events may
+  /// use); false while its header is not written yet.
+  bool read_definitions(std::string const& raw_dir);
+  /// Keeps one definition record (a name, a domain, a thread's name, the command line).
+  void define(rec::file_record kind, unsigned char const* body, std::uint32_t size);
+  /// Takes a clock record's calibration point (16 bytes: ticks, ns) when it is far enough from
+  /// the header's.
+  void recalibrate(unsigned char const* body);
 };
 
 /// Ends kept waiting for their start (ends of ranges started before the window never match).
@@ -80,62 +94,103 @@ void flight_watch::poll(std::int64_t /*now_ns*/) {
 }
 
 void flight_watch::read_process(process& p) {
-  // Definitions first (names the new events may use): whole records past what was read.
-  {
-    std::ifstream in{raw_dir_ + "/nvtxpp-" + std::to_string(p.pid) + ".bin", std::ios::binary};
-    in.seekg(static_cast<std::streamoff>(p.defs_at));
-    std::string const more{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    std::size_t at = 0;
-    if (!p.have_header) {
-      if (more.size() < sizeof(rec::file_header)) {
-        return;  // not written yet
-      }
-      p.header = rec::load<rec::file_header>(reinterpret_cast<unsigned char const*>(more.data()));
-      p.clock.ticks0 = p.header.ticks0;
-      p.clock.ns0 = p.header.ns0;
-      p.clock.ns_per_tick =
-          p.header.tsc != 0 && p.header.ns_per_tick > 0 ? p.header.ns_per_tick : 1.0;
-      p.have_header = true;
-      at = sizeof(rec::file_header);
-    }
-    auto const* d = reinterpret_cast<unsigned char const*>(more.data());
-    while (more.size() - at >= 8) {
-      auto const kind = rec::load<std::uint32_t>(d + at);
-      auto const size = rec::load<std::uint32_t>(d + at + 4);
-      if (more.size() - at - 8 < size) {
-        break;  // being written
-      }
-      unsigned char const* body = d + at + 8;
-      std::string_view const text{reinterpret_cast<char const*>(body), size};
-      switch (static_cast<rec::file_record>(kind)) {
-        case rec::file_record::string_def:
-          if (size >= 4) {
-            p.strings[rec::load<std::uint32_t>(body)] = std::string{text.substr(4)};
-          }
-          break;
-        case rec::file_record::domain_def:
-          if (size >= 4) {
-            p.domains[rec::load<std::uint32_t>(body)] = std::string{text.substr(4)};
-          }
-          break;
-        case rec::file_record::thread_name:
-          if (size >= 20) {
-            auto const it = p.strings.find(rec::load<std::uint32_t>(body + 16));
-            if (it != p.strings.end()) {
-              p.thread_names[rec::load<std::uint64_t>(body)] = it->second;
-            }
-          }
-          break;
-        case rec::file_record::process:
-          p.command = std::string{text};
-          break;
-        default:
-          break;
-      }
-      at += 8U + size;
-    }
-    p.defs_at += at;
+  if (!p.read_definitions(raw_dir_)) {
+    return;  // not written yet
   }
+  read_ring(p);
+}
+
+bool flight_watch::process::read_definitions(std::string const& raw_dir) {
+  std::ifstream in{raw_dir + "/nvtxpp-" + std::to_string(pid) + ".bin", std::ios::binary};
+  in.seekg(static_cast<std::streamoff>(defs_at));
+  std::string const more{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::size_t at = 0;
+  if (!have_header) {
+    if (more.size() < sizeof(rec::file_header)) {
+      return false;
+    }
+    header = rec::load<rec::file_header>(reinterpret_cast<unsigned char const*>(more.data()));
+    clock.ticks0 = header.ticks0;
+    clock.ns0 = header.ns0;
+    clock.ns_per_tick = header.tsc != 0 && header.ns_per_tick > 0 ? header.ns_per_tick : 1.0;
+    have_header = true;
+    at = sizeof(rec::file_header);
+  }
+  auto const* d = reinterpret_cast<unsigned char const*>(more.data());
+  while (more.size() - at >= 8) {
+    auto const kind = rec::load<std::uint32_t>(d + at);
+    auto const size = rec::load<std::uint32_t>(d + at + 4);
+    if (more.size() - at - 8 < size) {
+      break;  // being written
+    }
+    define(static_cast<rec::file_record>(kind), d + at + 8, size);
+    at += 8U + size;
+  }
+  defs_at += at;
+  return true;
+}
+
+void flight_watch::process::define(rec::file_record kind, unsigned char const* body,
+                                   std::uint32_t size) {
+  std::string_view const text{reinterpret_cast<char const*>(body), size};
+  switch (kind) {
+    case rec::file_record::string_def:
+      if (size >= 4) {
+        strings[rec::load<std::uint32_t>(body)] = std::string{text.substr(4)};
+      }
+      break;
+    case rec::file_record::domain_def:
+      if (size >= 4) {
+        domains[rec::load<std::uint32_t>(body)] = std::string{text.substr(4)};
+      }
+      break;
+    case rec::file_record::thread_name:
+      if (size >= 20) {
+        auto const it = strings.find(rec::load<std::uint32_t>(body + 16));
+        if (it != strings.end()) {
+          thread_names[rec::load<std::uint64_t>(body)] = it->second;
+        }
+      }
+      break;
+    case rec::file_record::process:
+      command = std::string{text};
+      break;
+    default:
+      break;
+  }
+}
+
+void flight_watch::process::recalibrate(unsigned char const* body) {
+  auto const t1 = rec::load<std::int64_t>(body);
+  auto const n1 = rec::load<std::int64_t>(body + 8);
+  if (header.tsc != 0 && n1 - header.ns0 >= rec::min_baseline_ns) {
+    clock = rec::clock_map::from(header.ticks0, header.ns0, t1, n1);
+  }
+}
+
+std::optional<std::uint32_t> flight_watch::process::thread::follow(std::uint32_t block_seq,
+                                                                   std::uint32_t offset,
+                                                                   std::uint32_t piece_end) {
+  std::uint32_t skip = 0;
+  if (valid && seq == block_seq && offset <= expect) {
+    // More of the block we follow (pieces restart at the block's start): the new part only.
+    if (piece_end <= expect) {
+      return std::nullopt;
+    }
+    skip = expect - offset;
+  } else if (offset == 0 && (!valid || block_seq > seq)) {
+    seq = block_seq;  // a new block
+    last_ticks = 0;
+    valid = true;
+  } else {
+    valid = false;  // a piece is missing: wait for the next block's start
+    return std::nullopt;
+  }
+  expect = piece_end;
+  return skip;
+}
+
+void flight_watch::read_ring(process& p) {
   if (!p.ring) {
     p.ring = std::make_unique<ring_file>(ring_path(raw_dir_, p.pid));
   }
@@ -151,7 +206,6 @@ void flight_watch::read_process(process& p) {
   std::uint64_t next = 0;
   auto const records = r->snapshot(p.next, &next);
   p.next = next;
-  std::vector<std::string> warnings;
   for (auto const& rr : records) {
     if (rr.bytes.size() < 8) {
       continue;
@@ -162,52 +216,37 @@ void flight_watch::read_process(process& p) {
     if (size + 8U != rr.bytes.size()) {
       continue;
     }
-    unsigned char const* body = b + 8;
     if (kind == static_cast<std::uint32_t>(rec::file_record::clock) && size >= 16) {
-      auto const t1 = rec::load<std::int64_t>(body);
-      auto const n1 = rec::load<std::int64_t>(body + 8);
-      if (p.header.tsc != 0 && n1 - p.header.ns0 >= rec::min_baseline_ns) {
-        p.clock = rec::clock_map::from(p.header.ticks0, p.header.ns0, t1, n1);
-      }
-      continue;
+      p.recalibrate(b + 8);
+    } else if (kind == static_cast<std::uint32_t>(rec::file_record::chunk) &&
+               size >= rec::chunk_head_bytes) {
+      read_chunk(p, b + 8, size);
     }
-    if (kind != static_cast<std::uint32_t>(rec::file_record::chunk) ||
-        size < rec::chunk_head_bytes) {
-      continue;
+  }
+}
+
+void flight_watch::read_chunk(process& p, unsigned char const* body, std::uint32_t size) {
+  auto const tid = rec::load<std::uint64_t>(body);
+  auto const seq = rec::load<std::uint32_t>(body + 12);
+  auto const offset = rec::load<std::uint32_t>(body + 16);
+  auto& t = p.threads[tid];
+  std::uint32_t const piece_end = offset + (size - rec::chunk_head_bytes);
+  std::optional<std::uint32_t> const skip = t.follow(seq, offset, piece_end);
+  if (!skip) {
+    return;
+  }
+  unsigned char const* q = body + rec::chunk_head_bytes + *skip;
+  unsigned char const* const end = body + size;
+  rec::raw_event e;
+  while (q != nullptr && q < end) {
+    char const* why = nullptr;
+    q = rec::parse_record(q, end, e, t.last_ticks, why);
+    if (q != nullptr) {
+      on_event(p, tid, e);
     }
-    auto const tid = rec::load<std::uint64_t>(body);
-    auto const seq = rec::load<std::uint32_t>(body + 12);
-    auto const offset = rec::load<std::uint32_t>(body + 16);
-    auto& t = p.threads[tid];
-    std::uint32_t const piece_end = offset + (size - rec::chunk_head_bytes);
-    unsigned char const* q = body + rec::chunk_head_bytes;
-    unsigned char const* const end = body + size;
-    if (t.valid && t.seq == seq && offset <= t.expect) {
-      // More of the block we follow (pieces restart at the block's start): the new part only.
-      if (piece_end <= t.expect) {
-        continue;
-      }
-      q += t.expect - offset;
-    } else if (offset == 0 && (!t.valid || seq > t.seq)) {
-      t.seq = seq;  // a new block
-      t.last_ticks = 0;
-      t.valid = true;
-    } else {
-      t.valid = false;  // a piece is missing: wait for the next block's start
-      continue;
-    }
-    t.expect = piece_end;
-    rec::raw_event e;
-    while (q != nullptr && q < end) {
-      char const* why = nullptr;
-      q = rec::parse_record(q, end, e, t.last_ticks, why);
-      if (q != nullptr) {
-        on_event(p, tid, e);
-      }
-    }
-    if (q == nullptr) {
-      t.valid = false;
-    }
+  }
+  if (q == nullptr) {
+    t.valid = false;
   }
 }
 

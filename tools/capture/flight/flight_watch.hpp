@@ -74,7 +74,12 @@ class flight_watch {
   /// the triggers.
   void range_ended(process& p, std::uint64_t tid, std::uint64_t start_tid, std::string const& name,
                    std::uint32_t domain, std::int64_t start_ns, std::int64_t end_ns);
+  /// Reads what one process's definitions file and ring gained since the last call.
   void read_process(process& p);
+  /// Reads the ring's records past those read: clock points and the threads' stream chunks.
+  void read_ring(process& p);
+  /// Decodes a chunk's new events (`size` bytes of body: chunk head, then stream) into on_event.
+  void read_chunk(process& p, unsigned char const* body, std::uint32_t size);
 
   std::string raw_dir_;
   trigger_set triggers_;

@@ -470,6 +470,65 @@ void write_end(window_file& o, definitions const& defs, window_bounds const& wb,
   o.put(&fin, sizeof fin);
 }
 
+/// The ring's stream blocks, rebuilt from their pieces in order (each block decodable only
+/// from its start).
+class block_set {
+ public:
+  /// Takes a chunk record's piece; `v` views `r`, whose bytes may be moved into the block.
+  void add(rec::ring_record& r, record_view const& v) {
+    if (v.size < rec::chunk_head_bytes) {
+      return;
+    }
+    auto const tid = rec::load<std::uint64_t>(v.body);
+    auto const seq = rec::load<std::uint32_t>(v.body + 12);
+    auto const offset = rec::load<std::uint32_t>(v.body + 16);
+    auto const key = std::make_pair(tid, seq);
+    auto it = block_at_.find(key);
+    if (offset == 0 && it == block_at_.end()) {
+      block_at_[key] = blocks_.size();
+      blocks_.push_back({std::string(reinterpret_cast<char const*>(v.body), 12), {}, seq, false});
+      it = block_at_.find(key);
+    }
+    if (it == block_at_.end()) {
+      return;  // its block's start is gone: its ticks cannot be known
+    }
+    block& b = blocks_[it->second];
+    std::size_t const n = v.size - rec::chunk_head_bytes;
+    auto const* bytes = reinterpret_cast<char const*>(v.body) + rec::chunk_head_bytes;
+    if (offset == 0) {
+      // The injection library writes each piece from its block's start: the longest wins.
+      if (n > b.bytes.size()) {
+        r.bytes.erase(0, 8 + rec::chunk_head_bytes);  // moved, not copied
+        b.bytes = std::move(r.bytes);
+        b.broken = false;
+      }
+      return;
+    }
+    if (b.broken || offset != b.bytes.size()) {
+      b.broken = true;  // a piece lost in between: what follows cannot be decoded
+      return;
+    }
+    b.bytes.append(bytes, n);
+  }
+
+  [[nodiscard]] std::vector<block>& blocks() noexcept { return blocks_; }
+
+ private:
+  std::vector<block> blocks_;
+  std::map<std::pair<std::uint64_t, std::uint32_t>, std::size_t> block_at_;
+};
+
+/// Where a process's window starts (ns; 0: its whole ring), counted back from the moment it
+/// ends at: the job's (or trigger's) moment when one is given, else (or for a quiet process)
+/// its newest record.
+std::uint64_t oldest_kept_ns(window_bounds const& wb, std::uint64_t newest) {
+  std::uint64_t const ref =
+      wb.cut_ns > 0 ? std::min(newest, static_cast<std::uint64_t>(wb.cut_ns)) : newest;
+  return wb.keep_ns > 0 && ref > static_cast<std::uint64_t>(wb.keep_ns)
+             ? ref - static_cast<std::uint64_t>(wb.keep_ns)
+             : 0;
+}
+
 /// Writes one process's window; false (with `res.errors`) when it cannot.
 bool compose_process(std::string const& raw_dir, std::string const& out_dir, std::uint32_t pid,
                      window_bounds const& wb, window_result& res) {
@@ -489,22 +548,16 @@ bool compose_process(std::string const& raw_dir, std::string const& out_dir, std
   for (auto const& r : records) {
     newest = std::max(newest, r.stamp);
   }
-  // The window ends at the job's (or trigger's) moment when one is given (a quiet process: at
-  // its newest record).
-  std::uint64_t const ref =
-      wb.cut_ns > 0 ? std::min(newest, static_cast<std::uint64_t>(wb.cut_ns)) : newest;
-  std::uint64_t const oldest_kept = wb.keep_ns > 0 && ref > static_cast<std::uint64_t>(wb.keep_ns)
-                                        ? ref - static_cast<std::uint64_t>(wb.keep_ns)
-                                        : 0;
+  std::uint64_t const oldest_kept = oldest_kept_ns(wb, newest);
   std::int64_t const until_ns = wb.ends_at_cut ? wb.cut_ns : 0;
   gpu_until const gpu{records, until_ns};
   // Written as it goes (a window of a gigabyte is not built twice in memory).
   window_file o{out_dir + "/nvtxpp-" + std::to_string(pid) + ".bin", pid, res.digest};
   o.put(defs.bytes.data(), sizeof(rec::file_header));
   std::int64_t last_clock_ticks = 0, last_clock_ns = 0;
-  // Stream blocks: their pieces in order, each block decodable only from its start.
-  std::vector<block> blocks;
-  std::map<std::pair<std::uint64_t, std::uint32_t>, std::size_t> block_at;
+  // Chunks wait in their blocks (cut to the window once all is read); the other records are
+  // written as they come.
+  block_set blocks;
   for (auto& r : records) {
     record_view v{};
     if (!view(r.bytes, v)) {
@@ -514,55 +567,24 @@ bool compose_process(std::string const& raw_dir, std::string const& out_dir, std
       last_clock_ticks = rec::load<std::int64_t>(v.body);
       last_clock_ns = rec::load<std::int64_t>(v.body + 8);
     }
-    if (v.kind != static_cast<std::uint32_t>(rec::file_record::chunk)) {
-      if (r.stamp < oldest_kept) {
-        continue;
-      }
-      if (!gpu.keep(v)) {
-        ++res.cut_records;
-        continue;
-      }
-      o.put(r.bytes.data(), r.bytes.size());
-      ++res.records;
-      res.ring_bytes += r.bytes.size();
+    if (v.kind == static_cast<std::uint32_t>(rec::file_record::chunk)) {
+      blocks.add(r, v);
       continue;
     }
-    if (v.size < rec::chunk_head_bytes) {
+    if (r.stamp < oldest_kept) {
       continue;
     }
-    auto const tid = rec::load<std::uint64_t>(v.body);
-    auto const seq = rec::load<std::uint32_t>(v.body + 12);
-    auto const offset = rec::load<std::uint32_t>(v.body + 16);
-    auto const key = std::make_pair(tid, seq);
-    auto it = block_at.find(key);
-    if (offset == 0 && it == block_at.end()) {
-      block_at[key] = blocks.size();
-      blocks.push_back({std::string(reinterpret_cast<char const*>(v.body), 12), {}, seq, false});
-      it = block_at.find(key);
-    }
-    if (it == block_at.end()) {
-      continue;  // its block's start is gone: its ticks cannot be known
-    }
-    block& b = blocks[it->second];
-    std::size_t const n = v.size - rec::chunk_head_bytes;
-    auto const* bytes = reinterpret_cast<char const*>(v.body) + rec::chunk_head_bytes;
-    if (offset == 0) {
-      // The injection library writes each piece from its block's start: the longest wins.
-      if (n > b.bytes.size()) {
-        r.bytes.erase(0, 8 + rec::chunk_head_bytes);  // moved, not copied
-        b.bytes = std::move(r.bytes);
-        b.broken = false;
-      }
+    if (!gpu.keep(v)) {
+      ++res.cut_records;
       continue;
     }
-    if (b.broken || offset != b.bytes.size()) {
-      b.broken = true;  // a piece lost in between: what follows cannot be decoded
-      continue;
-    }
-    b.bytes.append(bytes, n);
+    o.put(r.bytes.data(), r.bytes.size());
+    ++res.records;
+    res.ring_bytes += r.bytes.size();
   }
   records.clear();
-  write_blocks(o, pid, blocks, defs, last_clock_ticks, last_clock_ns, oldest_kept, until_ns, res);
+  write_blocks(o, pid, blocks.blocks(), defs, last_clock_ticks, last_clock_ns, oldest_kept,
+               until_ns, res);
   write_end(o, defs, wb, until_ns, newest, last_clock_ticks, last_clock_ns);
   if (!o.close()) {
     res.errors.push_back("cannot write " + out_dir + "/nvtxpp-" + std::to_string(pid) + ".bin");
