@@ -80,11 +80,13 @@ inline constexpr keyword_text operand_keywords[] = {
     {"alignof", 7},           {"noexcept", 8},    {"__attribute__", 13},
     {"__underlying_type", 17}};
 
-/// One pass over a pretty function name, writing the name in one style.
+/// One pass over a pretty function name, writing the name in one style. (A template only so that
+/// a file that includes it without annotating a function does not compile its members.)
+template <typename Sink = name_sink>
 class function_name_parser {
  public:
   constexpr function_name_parser(char const* pretty, std::size_t length, bool signature,
-                                 name_sink& out) noexcept
+                                 Sink& out) noexcept
       : s_{pretty}, n_{length}, signature_{signature}, out_{&out} {}
 
   /// Writes the name; false when the text is not recognised (the sink then holds garbage).
@@ -541,7 +543,7 @@ class function_name_parser {
   char const* s_;
   std::size_t n_;
   bool signature_;
-  name_sink* out_;
+  Sink* out_;
   bool separator_ = false;  // a "::" waits to be written before the next component
   bool component_ = false;  // the current component has begun
   // The last word written, to tell `decltype(...)` from a parameter list when a '(' follows it.
@@ -560,7 +562,8 @@ inline constexpr std::size_t qualified_parse_limit = 65536;
 
 /// Writes the name of the function whose `__PRETTY_FUNCTION__` is pretty[0, pretty_length) and
 /// whose `__func__` is func[0, func_length), in `style`.
-constexpr void write_function_name(name_sink& out, function_name_style style, char const* pretty,
+template <typename Sink>
+constexpr void write_function_name(Sink& out, function_name_style style, char const* pretty,
                                    std::size_t pretty_length, char const* func,
                                    std::size_t func_length) noexcept {
   if (style == function_name_style::signature && pretty_length > signature_parse_limit) {
@@ -570,8 +573,8 @@ constexpr void write_function_name(name_sink& out, function_name_style style, ch
     style = function_name_style::bare;
   }
   if (style != function_name_style::bare) {
-    function_name_parser parser{pretty, pretty_length, style == function_name_style::signature,
-                                out};
+    function_name_parser<Sink> parser{pretty, pretty_length,
+                                      style == function_name_style::signature, out};
     if (parser.run() && out.size > 0) {
       return;
     }
