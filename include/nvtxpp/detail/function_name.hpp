@@ -364,7 +364,8 @@ class function_name_parser {
   }
 
   /// Copies a type or a list of types: without anonymous namespaces and ABI tags, with `T*`,
-  /// `T&`, `Ts...` and `>>` spelt as g++ and clang do not both spell them.
+  /// `T&`, `Ts...`, `>>` and `auto` spelt as g++ and clang do not both spell them (g++ numbers a
+  /// generic lambda's `auto:8` after the other ones of the file, and of the standard's headers).
   constexpr void copy_type(std::size_t from, std::size_t to) noexcept {
     std::size_t i = from;
     while (i < to && i < n_) {
@@ -377,6 +378,11 @@ class function_name_parser {
       }
       if (c == '[' && starts(i, "[abi:")) {
         i = group_end(i);
+        continue;
+      }
+      if (c == 'a' && starts(i, "auto:") && (i == from || !is_identifier(s_[i - 1]))) {
+        out_->put("auto", 4);
+        i = word_end(i + 5);
         continue;
       }
       if (c == ' ') {
@@ -504,7 +510,11 @@ class function_name_parser {
       if (equals_sign != to && is_parameter_name(name, equals_sign)) {
         out_->put(first ? " [" : ", ");
         first = false;
-        copy_raw(name, equals_sign);
+        if (has_colon(name, equals_sign)) {
+          out_->put("auto", 4);  // g++'s `auto:8`, clang's `auto:1` or `x:auto`
+        } else {
+          copy_raw(name, equals_sign);
+        }
         out_->put(" = ");
         std::size_t const value = equals_sign + 3;
         if (at(value) == '{' && end > value + 1 && s_[end - 1] == '}') {  // g++'s pack
@@ -523,6 +533,15 @@ class function_name_parser {
     if (!first) {
       out_->put(']');
     }
+  }
+
+  [[nodiscard]] constexpr bool has_colon(std::size_t from, std::size_t to) const noexcept {
+    for (std::size_t i = from; i < to; ++i) {
+      if (s_[i] == ':') {
+        return true;
+      }
+    }
+    return false;
   }
 
   /// A template parameter's name: `T`, `auto:1` (g++) or `a:auto` (clang); not a scoped typedef
