@@ -4,7 +4,7 @@ item 5: the umbrella costs at most 1.25x nvtx3.hpp, with g++ and with nvcc).
 
 usage: compile_time.py [--rounds N] [--compilers g++,nvcc] [--units LIST] [--base-rev REV]
                                               [--sites N] [--out FILE.tsv] [--cuda-include DIR]
-                                              [--std c++17] [--flags "-O2 -c"]
+                                              [--std c++17] [--flags "-O2 -c"] [--icount]
               compile_time.py --summarize FILE.tsv
 
 Each unit is a translation unit that includes one or more headers ('+' joins them:
@@ -20,6 +20,10 @@ children). On a shared machine the CPU time is the steadier figure and is the on
 runtime's headers). Ratios to nvtx3/nvtx3.hpp are paired: taken within each round, then the
 median over rounds; the last column takes each unit's fastest compilation instead (the least
 disturbed by other processes).
+
+--icount counts instructions instead (valgrind's callgrind, the compiler and all its children,
+in billions, in the CPU column; wall time is left at 0): the same on every run, so one round
+tells a change of a few percent that the timings of a shared machine cannot.
 
 --base-rev REV adds the unit "base:nvtxpp/nvtxpp.hpp", the umbrella of that git revision (its
 include/ exported to a temporary directory), so a change is measured against its parent in the
@@ -92,6 +96,24 @@ def timed(cmd):
     return wall, usage.ru_utime + usage.ru_stime
 
 
+def counted(cmd, tmp):
+    """Runs cmd under callgrind; returns (0, instructions of it and its children / 1e9)."""
+    out = os.path.join(tmp, "callgrind")
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--trace-children=yes",
+                           f"--callgrind-out-file={out}/cg.%p"] + cmd, capture_output=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"compile_time: failed under callgrind: {' '.join(cmd)}")
+    total = 0
+    for name in os.listdir(out):
+        with open(os.path.join(out, name)) as f:
+            for line in f:
+                if line.startswith("totals:"):
+                    total += int(line.split()[1])
+    return 0.0, total / 1e9
+
+
 def version(compiler):
     out = subprocess.run([compiler, "--version"], capture_output=True, text=True).stdout
     lines = [l for l in out.splitlines() if l.strip()]
@@ -136,6 +158,8 @@ def measure(args, units, tmp, out):
     rev = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
                                               capture_output=True, text=True).stdout.strip()
     out.write(f"# tree: {rev}; base: {args.base_rev or '-'}; std: {args.std}\n")
+    if args.icount:
+        out.write("# measure: instructions (callgrind), in billions, in the cpu_s column\n")
     for c in compilers:
         mode = "-c" if os.path.basename(c).startswith("nvcc") else (args.flags or "-fsyntax-only")
         out.write(f"# compiler: {c} ({mode}): {version(c)}\n")
@@ -149,12 +173,13 @@ def measure(args, units, tmp, out):
                 f.write(unit_text(unit))
             root = base_include if unit.startswith("base:") else os.path.join(ROOT, "include")
             cmd = command(c, src, [root, args.cuda_include], args.std, args.flags)
-            timed(cmd)  # warm the file cache; not recorded
+            if not args.icount:
+                timed(cmd)  # warm the file cache; not recorded
             jobs.append((c, unit, cmd))
     for r in range(args.rounds):
         shift = r % len(jobs)
         for c, unit, cmd in jobs[shift:] + jobs[:shift]:
-            wall, cpu = timed(cmd)
+            wall, cpu = counted(cmd, tmp) if args.icount else timed(cmd)
             out.write(f"{r}\t{c}\t{unit}\t{wall:.4f}\t{cpu:.4f}\n")
             out.flush()
 
@@ -176,6 +201,8 @@ def summarize(path):
     for line in header:
         print(line)
     compilers = list(dict.fromkeys(r[1] for r in rows))
+    unit_name = "billions of instructions" if any("measure: instructions" in h for h in header) \
+        else "seconds"
     for c in compilers:
         mine = [r for r in rows if r[1] == c]
         units = list(dict.fromkeys(r[2] for r in mine))
@@ -183,7 +210,7 @@ def summarize(path):
         for r, _, u, w, t in mine:
             by_round.setdefault(r, {})[u] = (w, t)
         rounds = sorted(by_round)
-        print(f"\n{c}: {len(rounds)} rounds; medians, seconds; ratios paired within each round")
+        print(f"\n{c}: {len(rounds)} rounds; medians, {unit_name}; ratios paired within each round")
         print("| unit | wall | CPU | CPU min | own CPU | CPU / nvtx3 | own CPU / nvtx3 own "
               "| own CPU min / nvtx3's |")
         print("|---|---|---|---|---|---|---|---|")
@@ -238,6 +265,8 @@ def main():
     ap.add_argument("--sites", type=int, default=0,
                     help="also the umbrella with this many ANNOTATE_FUNCTION call sites")
     ap.add_argument("--flags", help="g++'s mode instead of -fsyntax-only, e.g. '-O2 -c'")
+    ap.add_argument("--icount", action="store_true",
+                    help="count instructions (callgrind) instead of timing; one round is enough")
     ap.add_argument("--out", help="write the data (one row per compilation) to this file")
     ap.add_argument("--summarize", metavar="FILE", help="print the tables of a data file")
     args = ap.parse_args()

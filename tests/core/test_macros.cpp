@@ -257,6 +257,10 @@ void free_fn() {
     inner(1);
   };
   outer();
+  auto const generic = [](auto) {
+    NVTXPP_TEST_ALL_STYLES();  // NOLINT(bugprone-lambda-function-name)
+  };
+  generic(1);
 }
 }  // namespace ns
 
@@ -354,6 +358,7 @@ TEST_CASE("function names: a lambda is named after the function holding it, neve
       rec, {{"operator()", "ns::free_fn::<lambda>", "ns::free_fn()::<lambda()>"},
             {"operator()", "ns::free_fn::<lambda>::<lambda>",
              "ns::free_fn()::<lambda()>::<lambda(int)>"},
+            {"operator()", "ns::free_fn::<lambda>", "ns::free_fn()::<lambda(auto)> [auto = int]"},
             {"operator()", "ns::solver::launch::<lambda>", "ns::solver::launch()::<lambda()>"}});
 }
 
@@ -426,7 +431,9 @@ TEST_CASE("function names: lambdas as every compiler writes them") {
         "ns::free_fn()::<lambda(int, double)>");
   CHECK(signature("ns::free_fn()::<lambda()> mutable") == "ns::free_fn()::<lambda()>");
   CHECK(signature("ns::free_fn()::<lambda(auto:1)> [with auto:1 = int]") ==
-        "ns::free_fn()::<lambda(auto:1)> [auto:1 = int]");
+        "ns::free_fn()::<lambda(auto)> [auto = int]");
+  CHECK(signature("ns::free_fn()::<lambda(auto:18, auto:19)> [with auto:18 = int; auto:19 = "
+                  "char]") == "ns::free_fn()::<lambda(auto, auto)> [auto = int, auto = char]");
   CHECK(qualified("ns::tl<int>()::<lambda()>") == "ns::tl::<lambda>");
   CHECK(qualified("ns::<lambda()>") == "ns::<lambda>");
   // clang 14
@@ -434,6 +441,10 @@ TEST_CASE("function names: lambdas as every compiler writes them") {
         "ns::free_fn::<lambda>");
   CHECK(signature("auto ns::free_fn()::(anonymous class)::operator()(int, double) const") ==
         "ns::free_fn()::<lambda(int, double)>");
+  CHECK(signature("auto ns::free_fn()::(anonymous class)::operator()(auto) const [auto:1 = int]") ==
+        "ns::free_fn()::<lambda(auto)> [auto = int]");
+  CHECK(signature("auto ns::free_fn()::(anonymous class)::operator()(auto) const [a:auto = int]") ==
+        "ns::free_fn()::<lambda(auto)> [auto = int]");
   CHECK(signature("auto ns::free_fn()::(anonymous class)::operator()()::(anonymous "
                   "class)::operator()(int) const") == "ns::free_fn()::<lambda()>::<lambda(int)>");
   // newer clang

@@ -80,11 +80,13 @@ inline constexpr keyword_text operand_keywords[] = {
     {"alignof", 7},           {"noexcept", 8},    {"__attribute__", 13},
     {"__underlying_type", 17}};
 
-/// One pass over a pretty function name, writing the name in one style.
+/// One pass over a pretty function name, writing the name in one style. (A template only so that
+/// a file that includes it without annotating a function does not compile its members.)
+template <typename Sink = name_sink>
 class function_name_parser {
  public:
   constexpr function_name_parser(char const* pretty, std::size_t length, bool signature,
-                                 name_sink& out) noexcept
+                                 Sink& out) noexcept
       : s_{pretty}, n_{length}, signature_{signature}, out_{&out} {}
 
   /// Writes the name; false when the text is not recognised (the sink then holds garbage).
@@ -362,7 +364,8 @@ class function_name_parser {
   }
 
   /// Copies a type or a list of types: without anonymous namespaces and ABI tags, with `T*`,
-  /// `T&`, `Ts...` and `>>` spelt as g++ and clang do not both spell them.
+  /// `T&`, `Ts...`, `>>` and `auto` spelt as g++ and clang do not both spell them (g++ numbers a
+  /// generic lambda's `auto:8` after the other ones of the file, and of the standard's headers).
   constexpr void copy_type(std::size_t from, std::size_t to) noexcept {
     std::size_t i = from;
     while (i < to && i < n_) {
@@ -375,6 +378,11 @@ class function_name_parser {
       }
       if (c == '[' && starts(i, "[abi:")) {
         i = group_end(i);
+        continue;
+      }
+      if (c == 'a' && starts(i, "auto:") && (i == from || !is_identifier(s_[i - 1]))) {
+        out_->put("auto", 4);
+        i = word_end(i + 5);
         continue;
       }
       if (c == ' ') {
@@ -502,7 +510,11 @@ class function_name_parser {
       if (equals_sign != to && is_parameter_name(name, equals_sign)) {
         out_->put(first ? " [" : ", ");
         first = false;
-        copy_raw(name, equals_sign);
+        if (has_colon(name, equals_sign)) {
+          out_->put("auto", 4);  // g++'s `auto:8`, clang's `auto:1` or `x:auto`
+        } else {
+          copy_raw(name, equals_sign);
+        }
         out_->put(" = ");
         std::size_t const value = equals_sign + 3;
         if (at(value) == '{' && end > value + 1 && s_[end - 1] == '}') {  // g++'s pack
@@ -523,6 +535,15 @@ class function_name_parser {
     }
   }
 
+  [[nodiscard]] constexpr bool has_colon(std::size_t from, std::size_t to) const noexcept {
+    for (std::size_t i = from; i < to; ++i) {
+      if (s_[i] == ':') {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /// A template parameter's name: `T`, `auto:1` (g++) or `a:auto` (clang); not a scoped typedef
   /// or an expression.
   [[nodiscard]] constexpr bool is_parameter_name(std::size_t from, std::size_t to) const noexcept {
@@ -541,7 +562,7 @@ class function_name_parser {
   char const* s_;
   std::size_t n_;
   bool signature_;
-  name_sink* out_;
+  Sink* out_;
   bool separator_ = false;  // a "::" waits to be written before the next component
   bool component_ = false;  // the current component has begun
   // The last word written, to tell `decltype(...)` from a parameter list when a '(' follows it.
@@ -560,7 +581,8 @@ inline constexpr std::size_t qualified_parse_limit = 65536;
 
 /// Writes the name of the function whose `__PRETTY_FUNCTION__` is pretty[0, pretty_length) and
 /// whose `__func__` is func[0, func_length), in `style`.
-constexpr void write_function_name(name_sink& out, function_name_style style, char const* pretty,
+template <typename Sink>
+constexpr void write_function_name(Sink& out, function_name_style style, char const* pretty,
                                    std::size_t pretty_length, char const* func,
                                    std::size_t func_length) noexcept {
   if (style == function_name_style::signature && pretty_length > signature_parse_limit) {
@@ -570,8 +592,8 @@ constexpr void write_function_name(name_sink& out, function_name_style style, ch
     style = function_name_style::bare;
   }
   if (style != function_name_style::bare) {
-    function_name_parser parser{pretty, pretty_length, style == function_name_style::signature,
-                                out};
+    function_name_parser<Sink> parser{pretty, pretty_length,
+                                      style == function_name_style::signature, out};
     if (parser.run() && out.size > 0) {
       return;
     }
