@@ -103,6 +103,16 @@ def captures(a, tmp, prefix, n, *app_args, ext="json"):
     return [capture(a, os.path.join(tmp, f"{prefix}{i}.{ext}"), *app_args) for i in range(n)]
 
 
+def two_sides(a, tmp, n, base_args=(), new_args=(), base_ext="json", new_ext="json"):
+    """n runs a side, base and new alternated (A B A B ...): a machine whose load changes while
+    the test runs then moves both sides alike, as the runs of a real comparison should be made."""
+    b, m = [], []
+    for i in range(n):
+        b.append(capture(a, os.path.join(tmp, f"a{i}.{base_ext}"), *base_args))
+        m.append(capture(a, os.path.join(tmp, f"b{i}.{new_ext}"), *new_args))
+    return b, m
+
+
 def rows_only(p):
     """The item rows of a `diff --csv` run (the run-wide shift rows left out)."""
     return {k: r for k, r in rows_of(p).items() if k[0] != "all"}
@@ -124,8 +134,7 @@ def case_diff_same(a, tmp):
     """Three runs a side of one program (JSON against SQLite): no item changed; Base is the
     geometric mean of the runs' medians; the numbered steps are one row by default, each a
     row of its own with --keep-numbers (their median instance untested: 3 a side)."""
-    b = captures(a, tmp, "a", RUNS)
-    n = captures(a, tmp, "b", RUNS, ext="sqlite")
+    b, n = two_sides(a, tmp, RUNS, new_ext="sqlite")
     p = diff(a, "--csv", *b, "--vs", *n)
     if not check(p.returncode == 0, f"diff exits 0: {p.stderr}"):
         return
@@ -184,8 +193,7 @@ def case_diff_one_run(a, tmp):
 def case_diff_slowdown(a, tmp):
     """compute made 100% slower, three runs a side: found, its change near +100% inside its
     interval; the other ranges `same`. The other way round: `faster`."""
-    b = captures(a, tmp, "a", RUNS)
-    n = captures(a, tmp, "b", RUNS, "--slow", "compute=100")
+    b, n = two_sides(a, tmp, RUNS, new_args=("--slow", "compute=100"))
     p = diff(a, "--csv", *b, "--vs", *n)
     if not check(p.returncode == 0, f"diff exits 0: {p.stderr}"):
         return
@@ -212,8 +220,7 @@ def case_diff_slowdown(a, tmp):
 def case_diff_calls(a, tmp):
     """compute run twice a step, each instance as long as before: `more`, its calls per run
     60 -> 120 and its time per run about doubled; a gate on time per run fails on it."""
-    b = captures(a, tmp, "a", RUNS)
-    n = captures(a, tmp, "b", RUNS, "--calls", "compute=2")
+    b, n = two_sides(a, tmp, RUNS, new_args=("--calls", "compute=2"))
     p = diff(a, "--csv", "--fail-above=50%", *b, "--vs", *n)
     check(p.returncode == 1, f"time per run doubled fails a 50% gate: {p.returncode} {p.stderr}")
     check("compute" in p.stderr and "gate failed" in p.stderr, f"named: {p.stderr}")
@@ -239,8 +246,7 @@ def case_diff_calls(a, tmp):
 
 def case_diff_new_gone(a, tmp):
     """A range only in the new runs is `new`; one only in the base is `gone`."""
-    b = captures(a, tmp, "a", 2)
-    n = captures(a, tmp, "b", 2, "--add", "checksum", "--skip", "store")
+    b, n = two_sides(a, tmp, 2, new_args=("--add", "checksum", "--skip", "store"))
     rows = rows_of(diff(a, "--csv", *b, "--vs", *n))
     check(rows.get(("range", ":checksum"), {}).get("Verdict") == "new", "checksum new")
     check(rows.get(("range", ":checksum"), {}).get("Base Instances") == "0", "no base instance")
@@ -252,8 +258,8 @@ def case_diff_group(a, tmp):
     """--group and --group-digits fold the numbered steps into one item with every instance;
     a slowdown inside the steps shows on the group. Numbered names with many instances each
     (`Layer 0` ... `Layer 3`) stay rows of their own unless asked."""
-    b = captures(a, tmp, "a", RUNS, "--layers", "4")
-    n = captures(a, tmp, "b", RUNS, "--layers", "4", "--slow", "compute=100")
+    b, n = two_sides(a, tmp, RUNS, base_args=("--layers", "4"),
+                     new_args=("--layers", "4", "--slow", "compute=100"))
     for opts in ([], ["--group", "Train step *"], ["--group-digits"], ["--group=Train*"]):
         rows = rows_only(diff(a, "--csv", *opts, *b, "--vs", *n))
         want = ":Train*" if opts == ["--group=Train*"] else ":Train step *"
@@ -308,8 +314,7 @@ def case_diff_pooled(a, tmp):
 def case_diff_gate(a, tmp):
     """--fail-above: exit 1 when an item grew by more than PCT (the table still printed), 0
     otherwise; --gate narrows the items it looks at."""
-    b = captures(a, tmp, "a", RUNS)
-    n = captures(a, tmp, "b", RUNS, "--slow", "compute=100")
+    b, n = two_sides(a, tmp, RUNS, new_args=("--slow", "compute=100"))
     p = diff(a, "--fail-above=50%", *b, "--vs", *n)
     check(p.returncode == 1, f"slower by ~100% > 50%: exit 1, got {p.returncode}: {p.stderr}")
     check("compute" in p.stdout and "slower" in p.stdout, "the table still prints")
@@ -456,9 +461,9 @@ def case_diff_relative(a, tmp):
     fails (it grew 30% as measured). --relative takes the shift as the machine's: its row gets
     no verdict and the gate on load passes. --absolute judges against 0: load slower."""
     # (--phases: enough host ranges for a run-wide factor)
-    b = captures(a, tmp, "a", RUNS, "--phases", "6")
-    n = captures(a, tmp, "b", RUNS, "--phases", "6", "--scale", str(float(SCALE) * 1.3), "--slow",
-                 "compute=100")
+    b, n = two_sides(a, tmp, RUNS, base_args=("--phases", "6"),
+                     new_args=("--phases", "6", "--scale", str(float(SCALE) * 1.3), "--slow",
+                               "compute=100"))
     p = diff(a, "--csv", "--group-digits", *b, "--vs", *n)
     rows = rows_of(p)
     host = rows.get(("all", "host ranges"), {})
@@ -499,8 +504,7 @@ def case_diff_nothing_common(a, tmp):
 
 def case_diff_svg(a, tmp):
     """--svg: a well-formed SVG with the regression, its change and its verdict."""
-    b = captures(a, tmp, "a", RUNS)
-    n = captures(a, tmp, "b", RUNS, "--slow", "compute=100")
+    b, n = two_sides(a, tmp, RUNS, new_args=("--slow", "compute=100"))
     out = os.path.join(tmp, "d.svg")
     p = diff(a, "--svg", out, "--group-digits", *b, "--vs", *n)
     check(p.returncode == 0, f"exit 0: {p.stderr}")
