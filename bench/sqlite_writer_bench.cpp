@@ -1,5 +1,6 @@
-// Throughput and size of nvtxpp-capture's SQLite output (tools/capture/writers/sqlite/sqlite_writer.hpp):
-// N push/pop ranges through the row writer, then rows/s, bytes per range and peak memory.
+// Throughput and size of nvtxpp-capture's SQLite output
+// (tools/capture/writers/sqlite/sqlite_writer.hpp): N push/pop ranges through the row writer, then
+// rows/s, bytes per range and peak memory.
 //   nvtxpp_sqlite_bench [ranges=10000000] [distinct names=100 | 0: every name distinct] [file]
 // Not a test: the figures depend on the machine and its disk.
 #include "writers/sqlite/sqlite_writer.hpp"

@@ -1,6 +1,7 @@
-// Unit tests of the CUPTI source's record conversion (tools/capture/inprocess/cuda/cupti_convert.cpp):
-// CUPTI activity records of the CUDA 13 layouts built in memory go in; the gpu_format.hpp records
-// and name strings that come out must carry exactly their fields. No GPU, no CUPTI library.
+// Unit tests of the CUPTI source's record conversion
+// (tools/capture/inprocess/cuda/cupti_convert.cpp): CUPTI activity records of the CUDA 13 layouts
+// built in memory go in; the gpu_format.hpp records and name strings that come out must carry
+// exactly their fields. No GPU, no CUPTI library.
 #include "inprocess/cuda/cupti.hpp"
 
 #include <cupti.h>

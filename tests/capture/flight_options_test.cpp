@@ -1,8 +1,8 @@
 // The flight recorder's options and names (tools/capture/launch/flight_options.hpp), and the
 // watcher's running median. The launcher's behaviour end to end is in flight_tests.py.
 #include "launch/flight_options.hpp"
-#include "flight/flight_watch.hpp"
 #include "common/name_spec.hpp"
+#include "flight/flight_watch.hpp"
 
 #include "catch.hpp"
 

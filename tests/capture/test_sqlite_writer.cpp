@@ -1,6 +1,6 @@
-// nvtxpp-capture's SQLite output (tools/capture/writers/sqlite/sqlite_writer.hpp): a trace driven through
-// the sink is checked with SQL of our own against what Nsight Systems' stats reports read: the
-// tables and columns by nsys's names, the exact row values, and the joins the reports make.
+// nvtxpp-capture's SQLite output (tools/capture/writers/sqlite/sqlite_writer.hpp): a trace driven
+// through the sink is checked with SQL of our own against what Nsight Systems' stats reports read:
+// the tables and columns by nsys's names, the exact row values, and the joins the reports make.
 //
 // NVTXPP_TEST_SQLITE_OUT=<file.sqlite> keeps the database of the main case there (to run the
 // nsys reports on it by hand).

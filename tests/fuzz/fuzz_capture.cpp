@@ -3,9 +3,9 @@
 // is a whole process file (nvtxpp-<pid>.bin, NVTX and GPU records) read by the launcher's
 // trace_model reader into the JSON and summary sinks.
 // Outcome wanted: warnings, never a crash, a hang or unbounded memory.
+#include "../../tools/capture/analyses/summary.hpp"
 #include "../../tools/capture/model/trace_model.hpp"
 #include "../../tools/capture/writers/json_writer.hpp"
-#include "../../tools/capture/analyses/summary.hpp"
 #include "../../tools/recording/decode/decode.hpp"
 
 #include <unistd.h>

@@ -1,9 +1,9 @@
 // libFuzzer target: the reader of our JSON traces (readers/json_reader.hpp), which `diff` runs
 // on files a user names. Outcome wanted: the trace delivered, or json_input_error; never a
 // crash, a hang or unbounded memory.
+#include "../../tools/capture/analyses/summary.hpp"
 #include "../../tools/capture/readers/json_reader.hpp"
 #include "../../tools/capture/writers/json_writer.hpp"
-#include "../../tools/capture/analyses/summary.hpp"
 
 #include <unistd.h>
 

@@ -4,7 +4,7 @@
 #include <catch2/catch_approx.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>  // CHECK_THROWS_WITH, as Catch2 2 has it
-using Catch::Approx;  // unqualified, as Catch2 2 has it
+using Catch::Approx;                                  // unqualified, as Catch2 2 has it
 #else
 #include <catch2/catch.hpp>
 #endif

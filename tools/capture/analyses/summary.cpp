@@ -1,8 +1,8 @@
 // The summary: nsys stats layouts of nvtx_sum, nvtx_gpu_proj_sum, cuda_gpu_kern_sum and
 // cuda_gpu_mem_time_sum (docs/capture-results.md "The summary").
 
-#include "stats.hpp"
 #include "summary.hpp"
+#include "stats.hpp"
 
 #include <fmt/format.h>
 

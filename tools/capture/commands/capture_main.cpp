@@ -8,20 +8,20 @@
 // kept). 127: the program could not be started.
 
 #include "capture_main.hpp"
+#include "../analyses/summary.hpp"
+#include "../common/private_files.hpp"
+#include "../flight/flight_control.hpp"
+#include "../flight/flight_session.hpp"
 #include "../flight/flight_watch.hpp"
 #include "../flight/flight_window.hpp"
-#include "../writers/sqlite/sqlite_sink.hpp"
-#include "../model/trace_model.hpp"
-#include "../analyses/summary.hpp"
 #include "../launch/annotate_calls.hpp"
 #include "../launch/capture_options.hpp"
-#include "../flight/flight_control.hpp"
 #include "../launch/flight_options.hpp"
-#include "../flight/flight_session.hpp"
 #include "../launch/output_claim.hpp"
 #include "../launch/output_name.hpp"
-#include "../common/private_files.hpp"
 #include "../launch/write_outputs.hpp"
+#include "../model/trace_model.hpp"
+#include "../writers/sqlite/sqlite_sink.hpp"
 
 #include <nvtxpp/version.hpp>
 

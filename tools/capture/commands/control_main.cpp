@@ -2,8 +2,8 @@
 
 #include "control_main.hpp"
 
-#include "../flight/flight_watch.hpp"
 #include "../flight/flight_control.hpp"
+#include "../flight/flight_watch.hpp"
 
 #include <cstdio>
 #include <string>

@@ -5,8 +5,8 @@
 #include "diff_main.hpp"
 
 #include "../analyses/diff_report.hpp"
-#include "../common/name_pattern.hpp"
 #include "../analyses/trace_diff.hpp"
+#include "../common/name_pattern.hpp"
 #include "../readers/trace_input.hpp"
 
 #include <fmt/format.h>

@@ -3,15 +3,15 @@
 #include "merge_main.hpp"
 
 #include "../analyses/cross_rank_summary.hpp"
+#include "../analyses/summary.hpp"
+#include "../common/private_files.hpp"
 #include "../merge/input_pool.hpp"
-#include "../readers/json_reader.hpp"
 #include "../merge/merge_json.hpp"
 #include "../merge/merge_sqlite.hpp"
+#include "../readers/json_reader.hpp"
 #include "../readers/sqlite_input.hpp"
 #include "../readers/sqlite_reader.hpp"
 #include "../writers/json_writer.hpp"
-#include "../analyses/summary.hpp"
-#include "../common/private_files.hpp"
 
 #include <fmt/format.h>
 

@@ -2,14 +2,14 @@
 
 #include "flight_session.hpp"
 
+#include "../common/private_files.hpp"
+#include "../launch/output_name.hpp"
+#include "../launch/write_outputs.hpp"
+#include "flight_control.hpp"
 #include "flight_watch.hpp"
 #include "flight_window.hpp"
-#include "flight_control.hpp"
 #include "job_channel.hpp"
-#include "../launch/output_name.hpp"
-#include "../common/private_files.hpp"
 #include "ring_keeper.hpp"
-#include "../launch/write_outputs.hpp"
 
 #include <fmt/format.h>
 

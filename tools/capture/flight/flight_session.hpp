@@ -5,9 +5,9 @@
 /// side only fills the rings; everything here reads them through flight/flight_window.hpp.
 #pragma once
 
-#include "../model/trace_model.hpp"
 #include "../analyses/summary.hpp"
 #include "../launch/flight_options.hpp"
+#include "../model/trace_model.hpp"
 
 #include <sys/types.h>
 

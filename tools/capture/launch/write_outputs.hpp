@@ -4,9 +4,9 @@
 /// partial file and says so). Used for the capture's one output and for each flight-recorder dump.
 #pragma once
 
+#include "../analyses/summary.hpp"
 #include "../model/trace_model.hpp"
 #include "../writers/json_writer.hpp"
-#include "../analyses/summary.hpp"
 
 #include <cstdint>
 #include <memory>

@@ -3,10 +3,10 @@
 
 #include "merge_sqlite.hpp"
 
+#include "../writers/sqlite/sqlite_writer.hpp"
 #include "input_pool.hpp"
 #include "merge_plan.hpp"
 #include "merge_stages.hpp"
-#include "../writers/sqlite/sqlite_writer.hpp"
 
 #include <fmt/format.h>
 

@@ -6,8 +6,8 @@
 
 #include "json_reader.hpp"
 
-#include "json_parser.hpp"
 #include "../model/json_tracks.hpp"
+#include "json_parser.hpp"
 
 #include <sys/stat.h>
 

@@ -3,8 +3,8 @@
 /// trace model, so the JSON writer and the summary take it as they take a capture.
 #pragma once
 
-#include "sqlite_input.hpp"
 #include "../model/trace_model.hpp"
+#include "sqlite_input.hpp"
 
 #include <vector>
 

@@ -42,10 +42,10 @@
 // (its buffer callbacks, flushes and at-exit handler do nothing), and its own capture file says
 // `info cupti=unavailable:forked child` when the parent had CUPTI loaded.
 #include "cupti.hpp"
-#include "api_calls.hpp"
 #include "../capture_gate.hpp"
-#include "graph_nodes.hpp"
 #include "../inject_internal.hpp"
+#include "api_calls.hpp"
+#include "graph_nodes.hpp"
 
 #include <cupti.h>
 

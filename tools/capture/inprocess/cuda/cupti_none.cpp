@@ -1,7 +1,7 @@
 // The CUPTI source of a library built without CUPTI's headers: the CUDA driver still finds
 // InitializeInjection, and the capture file says why there is no GPU activity.
-#include "cupti.hpp"
 #include "../inject_internal.hpp"
+#include "cupti.hpp"
 
 namespace nvtxpp::capture::cupti {
 
