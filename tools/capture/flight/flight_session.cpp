@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -149,7 +150,10 @@ void flight_session::serve_job() {
   for (auto const& d : job_->take_new()) {
     // How long the announcement took to reach this rank (the job's clocks agreeing): said, so a
     // user sees what "the same moment" meant.
-    double const late_ms = static_cast<double>(realtime_ns() - d.cut_realtime_ns) / 1e6;
+    // (The moment can lie ahead of its announcement: a trigger's window ends 10 ms after the
+    // slow instance, and ranks may see that first; said as 0.)
+    double const late_ms =
+        std::max(0.0, static_cast<double>(realtime_ns() - d.cut_realtime_ns) / 1e6);
     std::string cause = d.cause;
     bool const stacks = cause.size() > 9 && cause.compare(cause.size() - 9, 9, " [stacks]") == 0;
     if (stacks) {
