@@ -47,9 +47,10 @@ ctest --test-dir build/release -j "$jobs" --output-on-failure -LE "$exclude"
 
 stage "build under AddressSanitizer + UndefinedBehaviorSanitizer"
 san="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
-# (Tests that only compile run in the release stage: nothing of them runs under a sanitizer.)
+# (Tests that only compile run in the release stage: nothing of them runs under a sanitizer. Nor
+# do the GPU tests: their programs are not built here.)
 cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DNVTXPP_BUILD_EXAMPLES=OFF \
-  -DNVTXPP_COMPILE_ONLY_TESTS=OFF "${launcher[@]}" \
+  -DNVTXPP_COMPILE_ONLY_TESTS=OFF -DNVTXPP_GPU_TESTS=OFF "${launcher[@]}" \
   "-DCMAKE_CXX_FLAGS=$san" "-DCMAKE_EXE_LINKER_FLAGS=$san" "-DCMAKE_SHARED_LINKER_FLAGS=$san"
 cmake --build build/asan -j "$jobs"
 stage "tests under AddressSanitizer + UndefinedBehaviorSanitizer"
