@@ -84,3 +84,17 @@ set(NVTXPP_TEST_COSTS
   test_threads                                   0.5   4.4  14.3
   consumer_cuda_install                         30.0   0.0   0.0
 )
+
+# Under ThreadSanitizer most capture tests sleep most of their time (each TSan-built process with
+# threads left sleeps a second at its exit: atexit_sleep_ms), so scripts/test.sh runs twice as
+# many tests at once as there are cores in that stage. These keep a core or more busy there (CPU
+# time at least about half their wall time): each counts as two (PROCESSORS 2), so no more of
+# them run at once than at one test a core.
+set(NVTXPP_TSAN_BUSY_TESTS
+  capture.call_table capture.job_two_jobs capture.exit_busy capture.flight_dump
+  capture.ring_threads capture.job_trigger capture.job_hang capture.shared_stale_entries
+  capture.flight_sigkill instrument_threads capture.sqlite capture.merge_json_bad
+  capture.compare_nsys capture.sigterm_many capture.shared_sigkill_program capture.order
+  capture.shared_killed capture.flight_dump_idle_thread capture.merge_signal capture.flight_window
+  capture.shared_planted_files capture.flight_api_call capture.flight_api_call_off
+  capture.merge_parallel_errors test_threads capture.merge_json)
