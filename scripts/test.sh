@@ -16,15 +16,28 @@ if command -v ccache >/dev/null 2>&1 && [ "${NVTXPP_CCACHE:-1}" != 0 ]; then
   export CCACHE_BASEDIR="$PWD"
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
-# Each stage's time, printed at the end (and when a stage fails: the stages so far).
+# Each stage's time, printed at the end (and when a stage fails: the stages so far): wall seconds,
+# and the CPU seconds (user + system) of the processes it ran, which another load on the machine
+# changes less.
+ticks=$(getconf CLK_TCK)
+cpu_seconds() {  # the CPU time of this script's finished children (cutime + cstime), in seconds
+  local stat
+  read -r -a stat </proc/$$/stat
+  echo $(((stat[15] + stat[16]) / ticks))
+}
 stages=()
 stage_start=$SECONDS
+stage_cpu=0
 stage() {  # stage NAME: closes the stage before it, opens NAME
+  local cpu
+  cpu=$(cpu_seconds)
   if [ -n "${stage_name:-}" ]; then
-    stages+=("$(printf '%-44s %5d s' "$stage_name" $((SECONDS - stage_start)))")
+    stages+=("$(printf '%-44s %5d s %6d CPU-s' "$stage_name" $((SECONDS - stage_start)) \
+      $((cpu - stage_cpu)))")
   fi
   stage_name="$1"
   stage_start=$SECONDS
+  stage_cpu=$cpu
   [ -n "$1" ] && echo "== $1"
   return 0
 }
@@ -32,7 +45,7 @@ print_stages() {
   stage ""
   echo "== stage times"
   printf '  %s\n' "${stages[@]}"
-  printf '  %-44s %5d s\n' "total" "$SECONDS"
+  printf '  %-44s %5d s %6d CPU-s\n' "total" "$SECONDS" "$(cpu_seconds)"
 }
 trap print_stages EXIT
 exclude="gpu"
