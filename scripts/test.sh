@@ -93,11 +93,11 @@ for t in nvtxpp_capture_nvtxpp_app nvtxpp_fake_cupti nvtxpp_capture_graph_app nv
 done
 cmake --build build/tsan -j "$jobs" --target "${tsan_targets[@]}"
 stage "thread and capture tests under ThreadSanitizer"
-# Twice as many tests as cores: most of these sleep most of their time (a TSan-built process with
-# threads left sleeps a second at its exit); those that keep a core busy count as two
+# Four tests a core: most of these sleep most of their time (a TSan-built process with threads
+# left sleeps a second at its exit); those that keep a core busy count as four
 # (tests/test_costs.cmake, NVTXPP_TSAN_BUSY_TESTS).
 TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/tests/tsan.supp" \
-  ctest --test-dir build/tsan -j "$((jobs * 2))" --output-on-failure -R 'thread|^capture\.|^test_memory$' \
+  ctest --test-dir build/tsan -j "$((jobs * 4))" --output-on-failure -R 'thread|^capture\.|^test_memory$' \
   -E '^capture\.memory' -LE "$exclude"
 
 stage "fuzzers (libFuzzer, 20 s each)"

@@ -86,10 +86,10 @@ set(NVTXPP_TEST_COSTS
 )
 
 # Under ThreadSanitizer most capture tests sleep most of their time (each TSan-built process with
-# threads left sleeps a second at its exit: atexit_sleep_ms), so scripts/test.sh runs twice as
-# many tests at once as there are cores in that stage. These keep a core or more busy there (CPU
-# time at least about half their wall time): each counts as two (PROCESSORS 2), so no more of
-# them run at once than at one test a core.
+# threads left sleeps a second at its exit: atexit_sleep_ms), so scripts/test.sh runs four tests a
+# core in that stage. These keep a core or more busy there (CPU time at least about half their
+# wall time): each counts as four (PROCESSORS 4), so no more of them run at once than at one test
+# a core, as in the other stages.
 set(NVTXPP_TSAN_BUSY_TESTS
   capture.call_table capture.job_two_jobs capture.exit_busy capture.flight_dump
   capture.ring_threads capture.job_trigger capture.job_hang capture.shared_stale_entries
