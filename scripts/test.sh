@@ -78,13 +78,17 @@ if [ "${1:-}" = "--build" ]; then
 fi
 
 scripts/install-deps.sh
-# The build run ahead (build_ahead CONFIG): its own process group, so that it can be stopped
-# whole when this script ends early.
+# The build run ahead (build_ahead CONFIG): its own process group (job control on while it
+# starts), so that it can be stopped whole when this script ends early, but this script's session:
+# a session of its own would be a scheduling group of its own (autogroup), as entitled to the CPU
+# as the tests whatever its nice value.
 ahead_pid=""
 build_ahead() {
   mkdir -p build
-  setsid nice -n 19 "$self" --build "$1" >"build/$1-ahead.log" 2>&1 &
+  set -m
+  nice -n 19 "$self" --build "$1" </dev/null >"build/$1-ahead.log" 2>&1 &
   ahead_pid=$!
+  set +m
 }
 catch_up() {  # waits for the build run ahead; the build that follows reports its errors, if any
   if [ -n "$ahead_pid" ]; then
