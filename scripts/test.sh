@@ -9,6 +9,10 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 
 jobs="${NVTXPP_JOBS:-$(nproc)}"
+# ctest's slots: four a core, and two more. A test that keeps a core busy takes four, one that
+# mostly sleeps or waits takes one (tests/test_costs.cmake): no more busy tests run at once than
+# there are cores, and those that wait fill the rest.
+ctest_jobs=$((4 * jobs + 2))
 # ccache when it is installed (never required): every configuration below compiles through it,
 # with paths taken relative to the checkout, so that another clone's builds hit the cache too.
 launcher=()
@@ -56,7 +60,7 @@ cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DNVTXPP_BUILD_B
   "${launcher[@]}"
 cmake --build build/release -j "$jobs"
 stage "tests"
-ctest --test-dir build/release -j "$jobs" --output-on-failure -LE "$exclude"
+ctest --test-dir build/release -j "$ctest_jobs" --output-on-failure -LE "$exclude"
 
 stage "build under AddressSanitizer + UndefinedBehaviorSanitizer"
 san="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
@@ -70,7 +74,7 @@ stage "tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 # Packaging and compile-fail tests build other projects: nothing to sanitize there. Tests
 # labelled `nosan` cannot run under the sanitizers' runtime (they say why in their CMakeLists).
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build/asan -j "$jobs" --output-on-failure \
+  ctest --test-dir build/asan -j "$ctest_jobs" --output-on-failure \
   -LE "gpu|packaging|compile_fail|nosan"
 
 stage "build under ThreadSanitizer"
@@ -93,11 +97,10 @@ for t in nvtxpp_capture_nvtxpp_app nvtxpp_fake_cupti nvtxpp_capture_graph_app nv
 done
 cmake --build build/tsan -j "$jobs" --target "${tsan_targets[@]}"
 stage "thread and capture tests under ThreadSanitizer"
-# Four tests a core: most of these sleep most of their time (a TSan-built process with threads
-# left sleeps a second at its exit); those that keep a core busy count as four
-# (tests/test_costs.cmake, NVTXPP_TSAN_BUSY_TESTS).
+# Most of these sleep most of their time (a TSan-built process with threads left sleeps a second
+# at its exit): there, only the tests that keep a core busy take four slots.
 TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/tests/tsan.supp" \
-  ctest --test-dir build/tsan -j "$((jobs * 4))" --output-on-failure -R 'thread|^capture\.|^test_memory$' \
+  ctest --test-dir build/tsan -j "$ctest_jobs" --output-on-failure -R 'thread|^capture\.|^test_memory$' \
   -E '^capture\.memory' -LE "$exclude"
 
 stage "fuzzers (libFuzzer, 20 s each)"

@@ -85,11 +85,13 @@ set(NVTXPP_TEST_COSTS
   consumer_cuda_install                         30.0   0.0   0.0
 )
 
-# Under ThreadSanitizer most capture tests sleep most of their time (each TSan-built process with
-# threads left sleeps a second at its exit: atexit_sleep_ms), so scripts/test.sh runs four tests a
-# core in that stage. These keep a core or more busy there (CPU time at least about half their
-# wall time): each counts as four (PROCESSORS 4), so no more of them run at once than at one test
-# a core, as in the other stages.
+# How many tests run at once (PROCESSORS; scripts/test.sh runs ctest with four slots a core and
+# two more). Under ThreadSanitizer most capture tests sleep most of their time (each TSan-built
+# process with threads left sleeps a second at its exit: atexit_sleep_ms): a test there takes one
+# slot, unless it keeps a core or more busy (CPU time at least about half its wall time: listed
+# here), which takes four. In the Release and ASan+UBSan builds every test takes four, unless it
+# mostly waits (NVTXPP_WAITING_TESTS), which takes one. So no more tests that keep a core busy
+# run at once than there are cores, and those that wait fill the slots they leave.
 set(NVTXPP_TSAN_BUSY_TESTS
   capture.call_table capture.job_two_jobs capture.exit_busy capture.flight_dump
   capture.ring_threads capture.job_trigger capture.job_hang capture.shared_stale_entries
@@ -98,3 +100,5 @@ set(NVTXPP_TSAN_BUSY_TESTS
   capture.shared_killed capture.flight_dump_idle_thread capture.merge_signal capture.flight_window
   capture.shared_planted_files capture.flight_api_call capture.flight_api_call_off
   capture.merge_parallel_errors test_threads capture.merge_json)
+# Open MPI's teardown after a killed rank (the 10 s grace of job_tests.py), a hang timeout.
+set(NVTXPP_WAITING_TESTS capture.job_sigkill capture.fake_hang)
