@@ -39,6 +39,13 @@ std::int64_t now_ns() {
 /// How long a dump waits for the processes to hand over their partly filled blocks.
 constexpr std::int64_t flush_wait_ns = 2'000'000'000;
 
+/// The raised steps' dump comes this long after the raise ends: the process's first period
+/// after it has started, so the whole raise is in the window.
+constexpr std::int64_t raise_dump_margin_ns = 200'000'000;
+
+/// The cause a raised steps' dump gives (a job's ranks raise nothing on it).
+constexpr char raise_dump_cause[] = "GPU detail raised after dump ";
+
 }  // namespace
 
 flight_session::flight_session(flight_options opt, std::string raw_dir, std::string output,
@@ -94,9 +101,10 @@ void flight_session::write_stacks() {
 }
 
 void flight_session::dump_now(std::string const& cause, bool live, bool with_stacks,
-                              watch_firing const* fired) {
+                              watch_firing const* fired, bool raise) {
   std::int64_t const seen_ns = now_ns();
   dump_spec d{cause, live};
+  d.raise = raise && live;
   if (fired != nullptr) {
     d.cut_ns = fired->end_ns + trigger_tail_ns;
     d.ends_at_cut = true;
@@ -141,6 +149,28 @@ void flight_session::dump_now(std::string const& cause, bool live, bool with_sta
   }
   std::fprintf(stderr, "nvtxpp-capture: %s%s\n", label_.empty() ? "" : (label_ + ": ").c_str(),
                msg.c_str());
+  if (d.raise) {
+    schedule_raise_dump(failed_ ? next_dump_ : last_number_);
+  }
+}
+
+void flight_session::schedule_raise_dump(unsigned raised_by) {
+  if (opt_.raise_ns <= 0) {
+    return;
+  }
+  raise_dump_at_ = now_ns() + opt_.raise_ns + raise_dump_margin_ns;  // a later raise postpones
+  raised_by_ = raised_by;
+}
+
+void flight_session::serve_raise_dump() {
+  if (raise_dump_at_ == 0 || now_ns() < raise_dump_at_) {
+    return;
+  }
+  raise_dump_at_ = 0;
+  // In job scope announced as any dump (one number on every rank); it raises nothing again.
+  dump_now(fmt::format("{}{}: the {:g} s after it, GPU activity in full", raise_dump_cause,
+                       raised_by_, static_cast<double>(opt_.raise_ns) / 1e9),
+           true, false, nullptr, false);
 }
 
 void flight_session::serve_job() {
@@ -162,11 +192,13 @@ void flight_session::serve_job() {
       write_stacks();
     }
     dump_spec spec{"job dump started by " + cause};
+    spec.raise = cause.find(raise_dump_cause) == std::string::npos;  // every rank raises
     spec.number = d.number;
     spec.cut_ns = realtime_to_monotonic(d.cut_realtime_ns);
     spec.ends_at_cut = d.ends_at_cut;
     std::fprintf(stderr, "nvtxpp-capture: %s: %s (seen %.0f ms after the announcement)\n",
                  label_.c_str(), dump(spec).c_str(), late_ms);
+    // (The raised steps' dump comes from the rank that started this one, for every rank.)
   }
 }
 
@@ -219,6 +251,7 @@ int flight_session::wait_for(pid_t child) {
       }
     }
     serve_job();
+    serve_raise_dump();
     timespec const step{0, 20'000'000};
     ::nanosleep(&step, nullptr);
   }
@@ -239,8 +272,11 @@ void flight_session::serve_requests() {
                            std::to_string(next_dump_ - 1) + " of every rank of the job\n");
         continue;
       }
-      std::string const msg = dump({"requested by nvtxpp-capture dump"});
+      dump_spec spec{"requested by nvtxpp-capture dump"};
+      spec.raise = true;
+      std::string const msg = dump(spec);
       std::fprintf(stderr, "nvtxpp-capture: %s\n", msg.c_str());
+      schedule_raise_dump(failed_ ? next_dump_ : last_number_);
       answer_request(control_, req.client, (failed_ ? "error\n" : "ok\n") + msg + "\n");
     } else if (req.verb == "stacks") {
       answer_request(control_, req.client, "ok\n" + stacks_text(true));
@@ -270,7 +306,7 @@ std::string flight_session::dump(dump_spec const& d) {
     next_dump_ = d.number;  // a job-wide dump's number, the same on every rank
   }
   if (d.live) {
-    request_flush(raw_dir_, flush_wait_ns);
+    request_flush(raw_dir_, flush_wait_ns, true, d.raise && opt_.raise_ns > 0);
   }
   if (rings_) {
     rings_->adopt();

@@ -16,6 +16,7 @@
 #include "block_writer.hpp"
 
 #include "cuda/cupti.hpp"
+#include "cuda/gpu_sampler.hpp"
 #include "flight_ring.hpp"
 #include "inject_internal.hpp"
 
@@ -361,7 +362,11 @@ void* writer_main(void*) noexcept {
     fill_ready();
     if (flight::active() && !g_writer_stop.load(std::memory_order_seq_cst)) {
       bool gpu = false;
-      std::uint64_t const request = flight::pending_request(&gpu);
+      bool raise = false;
+      std::uint64_t const request = flight::pending_request(&gpu, &raise);
+      if (raise) {
+        gpu_sampler::raise();  // --cuda-sample: the steps after a trigger in full
+      }
       std::int64_t const now = rec::monotonic_ns();
       if (request != 0 || now - last_flight_flush >= flight_flush_ns) {
         if (gpu) {

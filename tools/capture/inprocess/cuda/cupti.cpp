@@ -45,6 +45,7 @@
 #include "../capture_gate.hpp"
 #include "../inject_internal.hpp"
 #include "api_calls.hpp"
+#include "gpu_sampler.hpp"
 #include "graph_nodes.hpp"
 
 #include <cupti.h>
@@ -121,6 +122,20 @@ std::atomic<std::uint32_t> g_live_request{0};   ///< bumped to request a live fl
 std::atomic<std::uint32_t> g_live_done{0};      ///< futex word: the last live request served
 std::atomic<bool> g_flusher_running{false};
 std::atomic<std::uint64_t> g_dropped{0};  ///< records lost so far (CUPTI's count, and ours)
+
+// The capture window (set_gpu_window) and --cuda-sample's periods (set_gpu_sample): the activity
+// kinds start_cupti enabled are enabled only while the window is open and a period (or a raise)
+// runs. Under g_window_mutex.
+std::mutex g_window_mutex;
+bool g_kinds_ready = false;  ///< start_cupti enabled its kinds
+bool g_kinds_on = true;
+bool g_window_on = true;   ///< the capture window is open
+bool g_sample_on = true;   ///< a sampled period or a raise runs (always, without --cuda-sample)
+bool g_raised = false;     ///< ... a raise
+bool g_sampling = false;   ///< --cuda-sample: each switch is written as a `gpu_detail` record
+bool g_marked_raised = false;  ///< the cause the last `on` record gave
+bool g_um_on = false;  ///< unified memory migrations are recorded (start_unified_memory)
+CUpti_ActivityKind g_kernel_kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
 
 // ---------------------------------------------------------------------------------------------
 
@@ -388,6 +403,18 @@ void final_flush() noexcept {
   int expected = active;
   if (!g_state.compare_exchange_strong(expected, closing, std::memory_order_acq_rel)) {
     return;
+  }
+  {
+    // No switch after this one (the sampler's thread may still run); a sampled period running
+    // ends here, where the program's work stops being recorded.
+    std::lock_guard<std::mutex> lock{g_window_mutex};
+    if (g_sampling && g_kinds_ready && g_kinds_on) {
+      char text[64];
+      int const n = std::snprintf(text, sizeof text, "gpu_detail=off:%lld:0",
+                                  static_cast<long long>(monotonic_ns()));
+      write_info(std::string_view{text, static_cast<std::size_t>(n)});
+    }
+    g_kinds_ready = false;
   }
   // Our own synchronisation is not the program's: stop recording API calls first.
   g_api.disable(CUPTI_ACTIVITY_KIND_RUNTIME);
@@ -705,13 +732,6 @@ std::string start_driver_launches(void* lib) {
   return "driver_api=launches:" + std::to_string(g_launch_cbid_count);
 }
 
-// The capture window (set_gpu_window): the activity kinds start_cupti enabled are disabled
-// while it is closed.
-std::mutex g_window_mutex;
-bool g_kinds_ready = false;  ///< start_cupti enabled its kinds (under g_window_mutex)
-bool g_kinds_on = true;
-bool g_um_on = false;  ///< unified memory migrations are recorded (start_unified_memory)
-CUpti_ActivityKind g_kernel_kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
 
 /// Enables or disables the recorded kinds (caller holds g_window_mutex).
 void set_kinds(bool on) noexcept {
@@ -739,6 +759,49 @@ void set_kinds(bool on) noexcept {
     }
   }
   enable_launch_cbids(on);
+}
+
+/// The state both switches ask for, applied (caller holds g_window_mutex). With --cuda-sample,
+/// every change is an info record `gpu_detail=on:<ns>:<sample|raise>:<switch ns>` or
+/// `gpu_detail=off:<ns>:<switch ns>`: <ns> the edge on CUPTI's clock (an `on` once CUPTI records,
+/// an `off` before it stops), <switch ns> how long CUPTI took to switch. The readers keep the GPU
+/// work whose launching call started between an `on` and the next `off` (docs/leave-it-on.md).
+void apply_gpu_state() noexcept {
+  if (!g_kinds_ready) {
+    return;
+  }
+  bool const want = g_window_on && g_sample_on;
+  if (want == g_kinds_on) {
+    if (want && g_sampling && g_raised != g_marked_raised) {
+      g_marked_raised = g_raised;  // a raise inside a period, or a period after a raise
+      char text[96];
+      int const n = std::snprintf(text, sizeof text, "gpu_detail=on:%lld:%s:0",
+                                  static_cast<long long>(monotonic_ns()),
+                                  g_raised ? "raise" : "sample");
+      write_info(std::string_view{text, static_cast<std::size_t>(n)});
+    }
+    return;
+  }
+  std::int64_t const before = monotonic_ns();
+  set_kinds(want);
+  std::int64_t const after = monotonic_ns();
+  if (!g_sampling) {
+    return;
+  }
+  char text[96];
+  int n = 0;
+  if (want) {
+    g_marked_raised = g_raised;
+    n = std::snprintf(text, sizeof text, "gpu_detail=on:%lld:%s:%lld",
+                      static_cast<long long>(after), g_raised ? "raise" : "sample",
+                      static_cast<long long>(after - before));
+  } else {
+    n = std::snprintf(text, sizeof text, "gpu_detail=off:%lld:%lld",
+                      static_cast<long long>(before), static_cast<long long>(after - before));
+  }
+  if (n > 0 && static_cast<std::size_t>(n) < sizeof text) {
+    write_info(std::string_view{text, static_cast<std::size_t>(n)});
+  }
 }
 
 /// Enables the first `count` of the transfer counters: host to device, device to host, device to
@@ -815,8 +878,8 @@ void enable_deferred_unified_memory() noexcept {
     return;
   }
   g_um_on = true;
-  if (g_kinds_ready && !gate::window_open()) {
-    g_api.disable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);  // outside the capture window
+  if (g_kinds_ready && !g_kinds_on) {
+    g_api.disable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);  // outside the window or periods
   }
   write_info("unified_memory=on" + g_um_note);
 }
@@ -902,13 +965,20 @@ std::string start_cupti() {
     write_info(um);
   }
   start_stream_names(lib);
+  gpu_sampler::plan const sample = gpu_sampler::read_plan();
+  if (sample.on_ns != 0) {
+    write_info("gpu_sample=" + std::to_string(sample.on_ns) + "/" +
+               std::to_string(sample.period_ns));
+  }
   {
     std::lock_guard<std::mutex> lock{g_window_mutex};
     g_kinds_ready = true;
-    if (!gate::window_open()) {  // outside the capture window: nothing until it opens
-      set_kinds(false);
-    }
+    g_sampling = sample.on_ns != 0;
+    g_window_on = gate::window_open();  // outside the capture window: nothing until it opens
+    g_sample_on = !g_sampling;          // the sampler says when its first period runs
+    apply_gpu_state();
   }
+  gpu_sampler::start();
   return {};
 }
 
@@ -996,7 +1066,18 @@ void set_gpu_window(bool open) noexcept {
     return;  // a forked child: CUPTI is the parent's
   }
   std::lock_guard<std::mutex> lock{g_window_mutex};
-  set_kinds(open);
+  g_window_on = open;
+  apply_gpu_state();
+}
+
+void set_gpu_sample(bool on, bool raised) noexcept {
+  if (!same_process()) {
+    return;  // a forked child: CUPTI is the parent's
+  }
+  std::lock_guard<std::mutex> lock{g_window_mutex};  // (after the final flush: a no-op)
+  g_sample_on = on;
+  g_raised = on && raised;
+  apply_gpu_state();
 }
 
 void after_fork_in_child() noexcept {
