@@ -339,6 +339,7 @@ struct summary_sink::impl {
     std::int64_t detail_ns = 0;
     std::int64_t span_ns = 0;
     std::uint64_t left_out = 0;
+    std::string switches;  // the last process's "<n on>:<median ns>:<n off>:<median ns>"
     bool any = false;
     bool process = false;  // the process being read was sampled
     std::int64_t process_first = INT64_MAX;
@@ -352,9 +353,9 @@ struct summary_sink::impl {
     return fmt::format(" - GPU detail in sampled periods only ({:.1f}% of the time)", share());
   }
   [[nodiscard]] double share() const {
-    return sampled.span_ns > 0
-               ? 100.0 * static_cast<double>(sampled.detail_ns) / static_cast<double>(sampled.span_ns)
-               : 0.0;
+    return sampled.span_ns > 0 ? 100.0 * static_cast<double>(sampled.detail_ns) /
+                                     static_cast<double>(sampled.span_ns)
+                               : 0.0;
   }
 
   /// nvtx_sum.
@@ -496,6 +497,17 @@ struct summary_sink::impl {
                  sampled.raised != 0 ? fmt::format(" ({} raised by a dump)", sampled.raised) : "",
                  static_cast<double>(sampled.detail_ns) / 1e9,
                  static_cast<double>(sampled.span_ns) / 1e9, share(), sampled.left_out);
+      unsigned long long on_n = 0, off_n = 0;
+      long long on_ns = 0, off_ns = 0;
+      if (std::sscanf(sampled.switches.c_str(), "%llu:%lld:%llu:%lld", &on_n, &on_ns, &off_n,
+                      &off_ns) == 4 &&
+          on_n + off_n != 0) {
+        fmt::print(out,
+                   "{}CUPTI's switches (the last process): on {} time(s), median {:.1f} us; off "
+                   "{} time(s), median {:.1f} us\n",
+                   csv ? "# " : " ** ", on_n, static_cast<double>(on_ns) / 1e3, off_n,
+                   static_cast<double>(off_ns) / 1e3);
+      }
     }
     if (graph_nodes != 0) {
       // Why these tables and Nsight Systems' defaults differ on graph programs (docs/graphs.md).
@@ -666,6 +678,8 @@ void summary_sink::on_gpu_info(gpu_info const& g) {
     d_->sampled.any = d_->sampled.process = true;  // sampled, whether or not a period came
   } else if (g.key == "gpu_detail_left_out") {
     d_->sampled.left_out += std::strtoull(std::string{g.value}.c_str(), nullptr, 10);
+  } else if (g.key == "gpu_detail_switch_ns") {
+    d_->sampled.switches = std::string{g.value};
   }
 }
 
@@ -718,10 +732,9 @@ void summary_sink::print(std::FILE* out, read_totals const& totals,
     if (!d_->graph_rows.empty()) {
       tables.push_back(d_->graph_range_table());
     }
-    tables.push_back(by_name(d_->kernels,
-                             "CUDA GPU Kernel Summary (nsys cuda_gpu_kern_sum layout)" +
-                                 d_->coverage(),
-                             "Instances", "Name"));
+    tables.push_back(by_name(
+        d_->kernels, "CUDA GPU Kernel Summary (nsys cuda_gpu_kern_sum layout)" + d_->coverage(),
+        "Instances", "Name"));
     tables.push_back(by_name(
         d_->memops,
         "CUDA GPU MemOps Summary (by Time) (nsys cuda_gpu_mem_time_sum layout)" + d_->coverage(),

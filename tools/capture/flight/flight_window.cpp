@@ -138,11 +138,9 @@ std::size_t request_flush(std::string const& raw_dir, std::int64_t max_wait_ns, 
     }
     auto& user = m->get()->header().user;
     if (gpu) {  // before the count: seen with it
-      user[flight::flush_request].fetch_or(flight::gpu_wanted |
-                                           (raise ? flight::raise_wanted : 0));
+      user[flight::flush_request].fetch_or(flight::gpu_wanted | (raise ? flight::raise_wanted : 0));
     }
-    std::uint64_t const n =
-        (user[flight::flush_request].fetch_add(1) + 1) & ~flight::request_flags;
+    std::uint64_t const n = (user[flight::flush_request].fetch_add(1) + 1) & ~flight::request_flags;
     wait.push_back({pid, std::move(m), n});
   }
   std::int64_t const give_up = now_ns() + max_wait_ns;

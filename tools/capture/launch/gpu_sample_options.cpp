@@ -64,8 +64,8 @@ void gpu_sample_options::set_env() const {
     ::unsetenv("NVTXPP_CUDA_RAISE_NS");
     return;
   }
-  ::setenv("NVTXPP_CUDA_SAMPLE",
-           (std::to_string(on_ns) + "/" + std::to_string(period_ns)).c_str(), 1);
+  ::setenv("NVTXPP_CUDA_SAMPLE", (std::to_string(on_ns) + "/" + std::to_string(period_ns)).c_str(),
+           1);
   ::setenv("NVTXPP_CUDA_RAISE_NS", std::to_string(raise_ns).c_str(), 1);
 }
 

@@ -29,7 +29,8 @@ inline constexpr std::uint64_t gpu_detail_range_id = 0x4000'0000'0000ULL;
 /// @brief Whether a range is one of the periods' marks.
 [[nodiscard]] inline bool is_gpu_detail_range(std::string_view domain,
                                               std::string_view name) noexcept {
-  return domain == gpu_detail_domain && name.substr(0, gpu_detail_prefix.size()) == gpu_detail_prefix;
+  return domain == gpu_detail_domain &&
+         name.substr(0, gpu_detail_prefix.size()) == gpu_detail_prefix;
 }
 
 /// @brief One process's sampled periods, on CUPTI's clock (CLOCK_MONOTONIC ns).
@@ -60,8 +61,15 @@ class gpu_detail_periods {
       return false;
     }
     std::string_view rest = value.substr(on ? 3 : 4);
-    std::int64_t const t = std::strtoll(std::string{rest.substr(0, rest.find(':'))}.c_str(),
-                                        nullptr, 10);
+    std::int64_t const t =
+        std::strtoll(std::string{rest.substr(0, rest.find(':'))}.c_str(), nullptr, 10);
+    if (std::size_t const last = rest.rfind(':'); last != std::string_view::npos) {
+      std::int64_t const took =
+          std::strtoll(std::string{rest.substr(last + 1)}.c_str(), nullptr, 10);
+      if (took > 0) {
+        (on ? switch_on_ns_ : switch_off_ns_).push_back(took);
+      }
+    }
     if (on) {
       bool const raised = rest.find(":raise") != std::string_view::npos;
       if (!periods_.empty() && periods_.back().end == open) {
@@ -83,8 +91,8 @@ class gpu_detail_periods {
     std::size_t const colon = value.find(':');
     from_ = std::strtoll(std::string{value.substr(0, colon)}.c_str(), nullptr, 10);
     if (colon != std::string_view::npos) {
-      std::int64_t const until = std::strtoll(std::string{value.substr(colon + 1)}.c_str(),
-                                              nullptr, 10);
+      std::int64_t const until =
+          std::strtoll(std::string{value.substr(colon + 1)}.c_str(), nullptr, 10);
       until_ = until > 0 ? until : open;
     }
   }
@@ -121,9 +129,19 @@ class gpu_detail_periods {
 
   [[nodiscard]] std::vector<period> const& periods() const noexcept { return periods_; }
 
+  /// @brief How long CUPTI took to switch on and off (ns, as the process measured each switch).
+  [[nodiscard]] std::vector<std::int64_t> const& switch_on_ns() const noexcept {
+    return switch_on_ns_;
+  }
+  [[nodiscard]] std::vector<std::int64_t> const& switch_off_ns() const noexcept {
+    return switch_off_ns_;
+  }
+
  private:
   static constexpr std::int64_t open = INT64_MAX;
   std::vector<period> periods_;  // by start (edges come in time order)
+  std::vector<std::int64_t> switch_on_ns_;
+  std::vector<std::int64_t> switch_off_ns_;
   bool sampled_ = false;
   std::int64_t from_ = 0;
   std::int64_t until_ = open;

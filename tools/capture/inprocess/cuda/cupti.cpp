@@ -129,12 +129,12 @@ std::atomic<std::uint64_t> g_dropped{0};  ///< records lost so far (CUPTI's coun
 std::mutex g_window_mutex;
 bool g_kinds_ready = false;  ///< start_cupti enabled its kinds
 bool g_kinds_on = true;
-bool g_window_on = true;   ///< the capture window is open
-bool g_sample_on = true;   ///< a sampled period or a raise runs (always, without --cuda-sample)
-bool g_raised = false;     ///< ... a raise
-bool g_sampling = false;   ///< --cuda-sample: each switch is written as a `gpu_detail` record
+bool g_window_on = true;       ///< the capture window is open
+bool g_sample_on = true;       ///< a sampled period or a raise runs (always, without --cuda-sample)
+bool g_raised = false;         ///< ... a raise
+bool g_sampling = false;       ///< --cuda-sample: each switch is written as a `gpu_detail` record
 bool g_marked_raised = false;  ///< the cause the last `on` record gave
-bool g_um_on = false;  ///< unified memory migrations are recorded (start_unified_memory)
+bool g_um_on = false;          ///< unified memory migrations are recorded (start_unified_memory)
 CUpti_ActivityKind g_kernel_kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
 
 // ---------------------------------------------------------------------------------------------
@@ -732,7 +732,6 @@ std::string start_driver_launches(void* lib) {
   return "driver_api=launches:" + std::to_string(g_launch_cbid_count);
 }
 
-
 /// Enables or disables the recorded kinds (caller holds g_window_mutex).
 void set_kinds(bool on) noexcept {
   if (!g_kinds_ready || on == g_kinds_on) {
@@ -775,9 +774,9 @@ void apply_gpu_state() noexcept {
     if (want && g_sampling && g_raised != g_marked_raised) {
       g_marked_raised = g_raised;  // a raise inside a period, or a period after a raise
       char text[96];
-      int const n = std::snprintf(text, sizeof text, "gpu_detail=on:%lld:%s:0",
-                                  static_cast<long long>(monotonic_ns()),
-                                  g_raised ? "raise" : "sample");
+      int const n =
+          std::snprintf(text, sizeof text, "gpu_detail=on:%lld:%s:0",
+                        static_cast<long long>(monotonic_ns()), g_raised ? "raise" : "sample");
       write_info(std::string_view{text, static_cast<std::size_t>(n)});
     }
     return;
@@ -796,8 +795,8 @@ void apply_gpu_state() noexcept {
                       static_cast<long long>(after), g_raised ? "raise" : "sample",
                       static_cast<long long>(after - before));
   } else {
-    n = std::snprintf(text, sizeof text, "gpu_detail=off:%lld:%lld",
-                      static_cast<long long>(before), static_cast<long long>(after - before));
+    n = std::snprintf(text, sizeof text, "gpu_detail=off:%lld:%lld", static_cast<long long>(before),
+                      static_cast<long long>(after - before));
   }
   if (n > 0 && static_cast<std::size_t>(n) < sizeof text) {
     write_info(std::string_view{text, static_cast<std::size_t>(n)});

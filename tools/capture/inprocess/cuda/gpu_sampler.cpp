@@ -44,7 +44,7 @@ bool parse_ns(char const* text, char const** end, std::int64_t* out) noexcept {
 
 struct state {
   plan p;
-  std::int64_t offset = 0;       ///< CLOCK_REALTIME - CLOCK_MONOTONIC at start
+  std::int64_t offset = 0;        ///< CLOCK_REALTIME - CLOCK_MONOTONIC at start
   std::int64_t raised_until = 0;  ///< CLOCK_MONOTONIC ns (under `mutex`)
   pid_t pid = 0;                  ///< the process that started sampling
   std::mutex mutex;

@@ -13,9 +13,9 @@ namespace nvtxpp::capture::gpu_sampler {
 
 /// @brief The sampling asked for (NVTXPP_CUDA_SAMPLE=ON_NS/PERIOD_NS, NVTXPP_CUDA_RAISE_NS).
 struct plan {
-  std::int64_t on_ns = 0;      ///< 0: no sampling (GPU detail all the time)
+  std::int64_t on_ns = 0;  ///< 0: no sampling (GPU detail all the time)
   std::int64_t period_ns = 0;
-  std::int64_t raise_ns = 0;   ///< 0: dumps raise nothing
+  std::int64_t raise_ns = 0;  ///< 0: dumps raise nothing
 };
 
 /// @brief Reads the plan from the environment; `on_ns` 0 when none (or malformed).

@@ -153,8 +153,7 @@ void gpu_delivery::read_detail_periods() {
     }
     std::string_view const text{reinterpret_cast<char const*>(g.body), g.size};
     auto const eq = text.find('=');
-    if (eq != std::string_view::npos &&
-        !detail_.on_info(text.substr(0, eq), text.substr(eq + 1))) {
+    if (eq != std::string_view::npos && !detail_.on_info(text.substr(0, eq), text.substr(eq + 1))) {
       ctx_.warn("gpu_record", fmt::format("pid {}: malformed info record '{}'", ctx_.pid, text));
     }
   }
@@ -219,6 +218,19 @@ void gpu_delivery::deliver_detail_periods(std::int64_t end_ns) {
   std::string const left = std::to_string(sampled_out_);
   gpu_info const i{ctx_.pid, "gpu_detail_left_out", left};
   ctx_.each([&](trace_sink& s) { s.on_gpu_info(i); });
+  // What CUPTI's switches cost: "<n on>:<median ns>:<n off>:<median ns>".
+  auto median = [](std::vector<std::int64_t> v) {
+    if (v.empty()) {
+      return std::int64_t{0};
+    }
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  std::string const cost =
+      fmt::format("{}:{}:{}:{}", detail_.switch_on_ns().size(), median(detail_.switch_on_ns()),
+                  detail_.switch_off_ns().size(), median(detail_.switch_off_ns()));
+  gpu_info const c{ctx_.pid, "gpu_detail_switch_ns", cost};
+  ctx_.each([&](trace_sink& s) { s.on_gpu_info(c); });
 }
 
 /// The process's API records, for launch_index; and whether the recording lists every driver
@@ -301,8 +313,9 @@ void gpu_delivery::on_memcpy(gpu_record_ref const& g, launch_index const& launch
   }
   memcpy_info m{ctx_.pid, rec::load<rec::gpu_memcpy>(g.body)};
   if (bad_times(g, m.raw.start, m.raw.end) ||
-      (rec::is_migration(m.raw.copy_kind) ? sampled_out(m.raw.start)
-                                          : sampled_out(m.raw.correlation, m.raw.start, launches))) {
+      (rec::is_migration(m.raw.copy_kind)
+           ? sampled_out(m.raw.start)
+           : sampled_out(m.raw.correlation, m.raw.start, launches))) {
     return;
   }
   shift(m.raw);
