@@ -738,26 +738,38 @@ void set_kinds(bool on) noexcept {
     return;
   }
   g_kinds_on = on;
+  // NVTXPP_SAMPLE_PROFILE=1 (a diagnostic): how long each of CUPTI's calls took, as an info
+  // record `gpu_switch_profile=on|off:<kind>=<ns>,...`.
+  static bool const profile = std::getenv("NVTXPP_SAMPLE_PROFILE") != nullptr;
+  char text[256];
+  int len =
+      profile ? std::snprintf(text, sizeof text, "gpu_switch_profile=%s:", on ? "on" : "off") : 0;
+  auto timed = [&](int what, auto&& call) {
+    std::int64_t const t = profile ? monotonic_ns() : 0;
+    call();
+    if (profile && len > 0 && static_cast<std::size_t>(len) < sizeof text - 24) {
+      len += std::snprintf(text + len, sizeof text - static_cast<std::size_t>(len), "%d=%lld,",
+                           what, static_cast<long long>(monotonic_ns() - t));
+    }
+  };
   for (auto kind : {g_kernel_kind, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
                     CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_RUNTIME,
                     CUPTI_ACTIVITY_KIND_DRIVER}) {
     if (kind == CUPTI_ACTIVITY_KIND_DRIVER && !driver_api_wanted()) {
       continue;
     }
-    if (on) {
-      g_api.enable(kind);
-    } else {
-      g_api.disable(kind);
-    }
+    timed(static_cast<int>(kind), [&] { on ? g_api.enable(kind) : g_api.disable(kind); });
   }
   if (g_um_on) {
-    if (on) {
-      g_api.enable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
-    } else {
-      g_api.disable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
-    }
+    timed(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER, [&] {
+      on ? g_api.enable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER)
+         : g_api.disable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+    });
   }
-  enable_launch_cbids(on);
+  timed(0, [&] { enable_launch_cbids(on); });  // 0: the driver launch functions, one by one
+  if (profile && len > 0 && static_cast<std::size_t>(len) < sizeof text) {
+    write_info(std::string_view{text, static_cast<std::size_t>(len)});
+  }
 }
 
 /// The state both switches ask for, applied (caller holds g_window_mutex). With --cuda-sample,
@@ -828,6 +840,12 @@ std::string start_unified_memory(void* lib) {
   if (char const* v = std::getenv("NVTXPP_UNIFIED_MEMORY");
       v != nullptr && std::strcmp(v, "off") == 0) {
     return "unified_memory=off";
+  }
+  if (gpu_sampler::read_plan().on_ns != 0) {
+    // Switched at every period, CUPTI's migration counters would cost the switch off 2 s
+    // (cuptiActivityDisable(UNIFIED_MEMORY_COUNTER), CUPTI 13.0 on the H200; the other kinds
+    // take microseconds): sampled runs leave migrations out (docs/leave-it-on.md).
+    return "unified_memory=off:--cuda-sample";
   }
   std::string why;
   if (!resolve(lib, "cuptiActivityConfigureUnifiedMemoryCounter", g_api.configure_um, why)) {
