@@ -169,20 +169,22 @@ void gpu_delivery::read_detail_periods() {
 }
 
 /// The edge rule of the sampled mode (docs/leave-it-on.md): GPU work is kept when the call
-/// that launched it started inside a period (CUPTI's clock, before align_clock's shift); work
-/// with no launching call in the recording (migrations), when it started inside one. A record
-/// left out is counted. Always false without --cuda-sample.
-bool gpu_delivery::sampled_out(std::uint32_t correlation, std::int64_t start,
-                               launch_index const& launches) {
+/// that launched it is in the recording and started inside a period (CUPTI's clock, before
+/// align_clock's shift). Work whose call is not (launched as CUPTI was being switched on, its
+/// call started before the period) is left out; migrations, which no call launches, are kept
+/// when they started inside a period (the overload below). A record left out is counted.
+/// Always false without --cuda-sample.
+bool gpu_delivery::sampled_out(std::uint32_t correlation, launch_index const& launches) {
   if (!detail_.sampled()) {
     return false;
   }
   if (std::uint32_t const by = launches.launcher(correlation); by != 0) {
     if (auto const it = call_start_.find(by); it != call_start_.end()) {
-      start = it->second;
+      return sampled_out(it->second);
     }
   }
-  return sampled_out(start);
+  ++sampled_out_;
+  return true;
 }
 
 bool gpu_delivery::sampled_out(std::int64_t start) {
@@ -296,8 +298,7 @@ void gpu_delivery::on_kernel(gpu_record_ref const& g, launch_index const& launch
     return;
   }
   kernel_info k{ctx_.pid, rec::load<rec::gpu_kernel>(g.body), {}, {}};
-  if (bad_times(g, k.raw.start, k.raw.end) ||
-      sampled_out(k.raw.correlation, k.raw.start, launches)) {
+  if (bad_times(g, k.raw.start, k.raw.end) || sampled_out(k.raw.correlation, launches)) {
     return;
   }
   shift(k.raw);
@@ -313,9 +314,8 @@ void gpu_delivery::on_memcpy(gpu_record_ref const& g, launch_index const& launch
   }
   memcpy_info m{ctx_.pid, rec::load<rec::gpu_memcpy>(g.body)};
   if (bad_times(g, m.raw.start, m.raw.end) ||
-      (rec::is_migration(m.raw.copy_kind)
-           ? sampled_out(m.raw.start)
-           : sampled_out(m.raw.correlation, m.raw.start, launches))) {
+      (rec::is_migration(m.raw.copy_kind) ? sampled_out(m.raw.start)
+                                          : sampled_out(m.raw.correlation, launches))) {
     return;
   }
   shift(m.raw);
@@ -332,8 +332,7 @@ void gpu_delivery::on_memset(gpu_record_ref const& g, launch_index const& launch
     return;
   }
   memset_info m{ctx_.pid, rec::load<rec::gpu_memset>(g.body)};
-  if (bad_times(g, m.raw.start, m.raw.end) ||
-      sampled_out(m.raw.correlation, m.raw.start, launches)) {
+  if (bad_times(g, m.raw.start, m.raw.end) || sampled_out(m.raw.correlation, launches)) {
     return;
   }
   shift(m.raw);

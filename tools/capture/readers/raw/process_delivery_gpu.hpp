@@ -57,7 +57,7 @@ class gpu_delivery {
   void warn_for_info(gpu_info const& i);
 
   void read_detail_periods();
-  bool sampled_out(std::uint32_t correlation, std::int64_t start, launch_index const& launches);
+  bool sampled_out(std::uint32_t correlation, launch_index const& launches);
   bool sampled_out(std::int64_t start);
   void deliver_graph_launches();
   void warn_unattributed();
