@@ -50,6 +50,19 @@ def main():
                 n = sum(p[i] for p in ps)
                 return f"{statistics.median(vals) / 1e6:.3f} ms (n={n})" if vals else "-"
             print(f"| {c} | {med(2)} | {med(0)} | {med(4)} | {med(6)} |")
+        # Within a run, against its own steps outside the periods (no run-to-run noise): what a
+        # sampled step costs, and that times the share of steps sampled.
+        print()
+        print("| configuration | a step inside a period / outside: median of rounds (range) | "
+              "steps sampled | the periods' cost: share x extra |")
+        print("|---|---|---|---|")
+        for c, ps in phase.items():
+            ratios = [p[1] / p[3] for p in ps if p[0] > 0 and p[2] > 0]
+            share = sum(p[0] + p[4] + p[6] for p in ps) / max(1, sum(p[0] + p[2] + p[4] + p[6]
+                                                                     for p in ps))
+            r = statistics.median(ratios)
+            print(f"| {c} | {r:.4f} ({min(ratios):.4f}-{max(ratios):.4f}) | {100 * share:.1f}% | "
+                  f"{100 * share * (r - 1):.3f}% |")
 
 
 if __name__ == "__main__":
