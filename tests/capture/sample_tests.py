@@ -214,6 +214,48 @@ def case_sample_raise(a, tmp):
               "the raised steps' dump raised nothing again")
 
 
+def case_sample_raise_job(a, tmp):
+    """--dump-scope=job over two Open MPI ranks: a trigger dumps both ranks (dump 1) and raises
+    both; the dump of the raised steps is a job dump too (dump 2 on both ranks, started by one),
+    with the kernels of the steps after the firing on each rank."""
+    if not a.mpirun:
+        print("mpirun not installed: skipped")
+        return
+    import job_tests as jt  # noqa: E402  (the Open MPI environment of the job tests)
+    out = os.path.join(tmp, "j.json")
+    stop = os.path.join(tmp, "stop")
+    env = jt.mpirun_env(tmp)
+    env.update(NVTXPP_CUPTI_PATH=a.fake_cupti, APP_STOP=stop)
+    cmd = [a.mpirun, "--oversubscribe", "-x", "NVTXPP_CUPTI_PATH", "-x", "APP_STOP"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    cmd += ["-np", "2", a.capture, "--flight-recorder=4MB", "--dump-scope=job", "--no-summary",
+            "--cuda-sample=5ms/1h", "--cuda-raise=300ms", "--trigger=Train step *>150ms",
+            "--trigger-max=1", "-o", out, "--", a.app, "fake_gpu", "steps"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    second = [os.path.join(tmp, f"j.rank{r}.dump2.json") for r in range(2)]
+    wait_for(lambda: all(os.path.exists(d) for d in second) or p.poll() is not None,
+             "dump 2 of both ranks")
+    open(stop, "w").close()
+    _, err = p.communicate(timeout=240)
+    print(err)
+    check(p.returncode == 0, f"mpirun exits 0: {p.returncode}")
+    check(len(re.findall(r"rank \d: dump 2 \(job dump started by rank \d: GPU detail raised "
+                         r"after dump 1", err)) == 2, "dump 2 on both ranks, a job dump")
+    # Both ranks' step 5 is slow: two triggers, one moment (dump 1), one raised steps' dump.
+    check(len(re.findall(r"GPU detail raised after dump", err)) == 2,
+          "one dump of the raised steps for the job, not one per rank that fired")
+    for r, d in enumerate(second):
+        if not check(os.path.exists(d), f"rank {r}: dump 2 written"):
+            continue
+        events = ft.load(d)["traceEvents"]
+        raised = periods(events, "GPU detail: raised")
+        check(len(raised) == 1, f"rank {r}: one raised period: {raised}")
+        check(len(of_cat(events, "cuda_kernel")) >= 5,
+              f"rank {r}: the kernels of the steps after the firing")
+        check_edge_rule(events, periods(events), f"rank {r}")
+
+
 def case_sample_options(a, tmp):
     """Bad values are exit 2 before the program starts, each naming the option."""
     cases = [
@@ -237,4 +279,5 @@ def case_sample_options(a, tmp):
 
 
 if __name__ == "__main__":
+    # --mpirun: optional (ft.main's), empty without Open MPI.
     sys.exit(ft.main(globals(), ["--fake-cupti"]))

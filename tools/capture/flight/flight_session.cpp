@@ -46,6 +46,26 @@ constexpr std::int64_t raise_dump_margin_ns = 200'000'000;
 /// The cause a raised steps' dump gives (a job's ranks raise nothing on it).
 constexpr char raise_dump_cause[] = "GPU detail raised after dump ";
 
+/// Whether a process of the run samples its GPU work (CUPTI loaded under --cuda-sample: its
+/// capture file holds the `gpu_sample` info record, written when CUPTI starts): only then does a
+/// raise record anything, and a dump of the raised steps follow.
+bool gpu_sampled(std::string const& raw_dir) {
+  constexpr std::size_t look = std::size_t{16} << 20;  // the record comes early in the file
+  for (std::uint32_t pid : ring_processes(raw_dir)) {
+    std::FILE* f = std::fopen((raw_dir + "/nvtxpp-" + std::to_string(pid) + ".bin").c_str(), "rb");
+    if (f == nullptr) {
+      continue;
+    }
+    std::string bytes(look, '\0');
+    bytes.resize(std::fread(bytes.data(), 1, look, f));
+    std::fclose(f);
+    if (bytes.find("gpu_sample=") != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 flight_session::flight_session(flight_options opt, std::string raw_dir, std::string output,
@@ -109,11 +129,20 @@ void flight_session::dump_now(std::string const& cause, bool live, bool with_sta
     d.cut_ns = fired->end_ns + trigger_tail_ns;
     d.ends_at_cut = true;
   }
+  bool joined = false;  // another rank's dump of the same moment: it follows a raise up
   if (job_) {
     // The moment every rank cuts at: the trigger's, else now.
     std::int64_t const at = d.ends_at_cut ? monotonic_to_realtime(d.cut_ns) : realtime_ns();
-    d.number =
-        job_->announce(label_ + ": " + cause + (with_stacks ? " [stacks]" : ""), at, d.ends_at_cut);
+    bool seen = false;
+    d.number = job_->announce(label_ + ": " + cause + (with_stacks ? " [stacks]" : ""), at,
+                              d.ends_at_cut, &joined, &seen);
+    if (seen) {
+      std::fprintf(stderr,
+                   "nvtxpp-capture: %s: %s: the moment of job dump %u, already written; no "
+                   "second dump\n",
+                   label_.c_str(), cause.c_str(), d.number);
+      return;
+    }
     if (d.number == 0) {
       std::fprintf(stderr,
                    "nvtxpp-capture: %s: cannot announce a job dump in %s: %s; this rank "
@@ -149,14 +178,14 @@ void flight_session::dump_now(std::string const& cause, bool live, bool with_sta
   }
   std::fprintf(stderr, "nvtxpp-capture: %s%s\n", label_.empty() ? "" : (label_ + ": ").c_str(),
                msg.c_str());
-  if (d.raise) {
+  if (d.raise && !joined) {
     schedule_raise_dump(failed_ ? next_dump_ : last_number_);
   }
 }
 
 void flight_session::schedule_raise_dump(unsigned raised_by) {
-  if (opt_.raise_ns <= 0) {
-    return;
+  if (opt_.raise_ns <= 0 || !gpu_sampled(raw_dir_)) {
+    return;  // nothing raised: no CUPTI (a program without CUDA), or no sampling
   }
   raise_dump_at_ = now_ns() + opt_.raise_ns + raise_dump_margin_ns;  // a later raise postpones
   raised_by_ = raised_by;

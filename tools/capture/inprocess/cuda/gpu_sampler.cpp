@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -50,7 +51,9 @@ struct state {
   std::mutex mutex;
   std::condition_variable cv;
 };
-state* g_state = nullptr;  ///< never freed: the thread runs until the process ends
+/// Set once at start (release), read by raise() on the block writer's thread; never freed: the
+/// thread runs until the process ends.
+std::atomic<state*> g_state{nullptr};
 
 /// The state for now: tells cupti.cpp, returns the next edge. Caller holds the mutex.
 std::int64_t apply(state& s, std::int64_t now) noexcept {
@@ -65,7 +68,7 @@ void* sampler_main(void*) noexcept {
   sigset_t all;
   sigfillset(&all);
   ::pthread_sigmask(SIG_BLOCK, &all, nullptr);
-  state& s = *g_state;
+  state& s = *g_state.load(std::memory_order_acquire);
   std::unique_lock<std::mutex> lock{s.mutex};
   for (;;) {
     std::int64_t const next = apply(s, clock_ns(CLOCK_MONOTONIC));
@@ -112,7 +115,7 @@ bool in_period(plan const& p, std::int64_t t, std::int64_t realtime_offset_ns,
 
 void start() noexcept {
   plan const p = read_plan();
-  if (p.on_ns == 0 || g_state != nullptr) {
+  if (p.on_ns == 0 || g_state.load(std::memory_order_acquire) != nullptr) {
     return;
   }
   auto* s = new (std::nothrow) state;
@@ -126,7 +129,7 @@ void start() noexcept {
     std::lock_guard<std::mutex> lock{s->mutex};
     apply(*s, clock_ns(CLOCK_MONOTONIC));  // the state from the first moment, before the thread
   }
-  g_state = s;
+  g_state.store(s, std::memory_order_release);
   pthread_attr_t attr;
   if (::pthread_attr_init(&attr) != 0) {
     return;
@@ -141,7 +144,7 @@ void start() noexcept {
 }
 
 void raise() noexcept {
-  state* s = g_state;
+  state* s = g_state.load(std::memory_order_acquire);
   if (s == nullptr || s->p.raise_ns == 0 || s->pid != ::getpid()) {
     return;  // no sampling, no raise asked, or a forked child (CUPTI is the parent's)
   }
