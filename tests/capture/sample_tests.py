@@ -87,15 +87,21 @@ def case_sample_capture(a, tmp):
     steps, marks = steps_and_launches(events)
     check(len(steps) == 60 and len(marks) == 60, f"NVTX all the time: {len(steps)} steps")
     ps = periods(events)
-    check(4 <= len(ps) <= 9, f"one period per 100 ms of a 600 ms run: {len(ps)}")
+    # About 600 ms of steps (longer on a loaded machine): one period per 100 ms of it.
+    span = max(s["ts"] + s["dur"] for s in steps.values()) - min(s["ts"] for s in steps.values())
+    check(abs(len(ps) - span / 100000) <= 2.5,
+          f"one period per 100 ms of a {span / 1000:.0f} ms run: {len(ps)}")
+    # (Bounds wide enough for a loaded machine, whose threads wake late: a sampler that did not
+    # follow the periods at all would be far outside them.)
     durations = sorted(e - s for s, e, _ in ps)
-    check(all(d <= 20000 + 15000 for d in durations) and
-          16000 <= durations[len(durations) // 2] <= 24000,
+    check(all(d <= 20000 + 60000 for d in durations) and
+          15000 <= durations[len(durations) // 2] <= 35000,
           f"periods of 20 ms (the first may start late, the last end with the process): "
           f"{durations}")
     ends = [e for _, e, _ in ps][:-1]
-    gaps = [b - a_ for a_, b in zip(ends, ends[1:])]
-    check(all(85000 <= g <= 115000 for g in gaps), f"period ends 100 ms apart: {gaps}")
+    gaps = sorted(b - a_ for a_, b in zip(ends, ends[1:]))
+    check(gaps and 90000 <= gaps[len(gaps) // 2] <= 110000 and
+          all(40000 <= g <= 160000 for g in gaps), f"period ends 100 ms apart: {gaps}")
     calls, kernels = check_edge_rule(events, ps, "capture")
     by_step = {}
     for c in calls.values():
@@ -124,6 +130,13 @@ def case_sample_capture(a, tmp):
     check(re.search(r"StartEnd\s+:?nvtxpp-capture:GPU detail: sampled", text) or
           "nvtxpp-capture:GPU detail: sampled" in text, "the periods in the range table")
 
+    # Read back by merge (the JSON reader): its cross-rank projection says what it covers.
+    m = subprocess.run([a.capture, "merge", "--summary-only", out], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=120)
+    check(m.returncode == 0 and re.search(r"Cross-rank NVTX GPU Projection Summary .* - GPU detail "
+                                          r"in sampled periods only on 1 rank\(s\)", m.stdout),
+          f"merge's GPU projection says it covers the sampled periods only: {m.stdout}{m.stderr}")
+
     # The same in SQLite, in nsys's export layout (when this build writes SQLite).
     db = os.path.join(tmp, "s.sqlite")
     q = run_steps(a, tmp, ["--cuda-sample=20ms/100ms", "--no-summary"], db)
@@ -139,7 +152,11 @@ def case_sample_capture(a, tmp):
         "SELECT e.start, e.end FROM NVTX_EVENTS e LEFT JOIN StringIds s ON e.textId = s.id "
         "WHERE e.eventType = 60 AND e.domainId = ? AND COALESCE(e.text, s.value) = "
         "'GPU detail: sampled' ORDER BY e.start", (dom[0][0],)).fetchall()
-    check(4 <= len(rows) <= 9, f"the periods as start/end ranges: {len(rows)}")
+    first, last = con.execute("SELECT min(start), max(end) FROM NVTX_EVENTS WHERE eventType = 59"
+                              ).fetchone()
+    check(abs(len(rows) - (last - first) / 100e6) <= 2.5,
+          f"the periods as start/end ranges, one per 100 ms of a {(last - first) / 1e6:.0f} ms "
+          f"run: {len(rows)}")
     runtime = dict(con.execute(
         "SELECT correlationId, start FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchall())
     kern = con.execute("SELECT correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchall()
@@ -202,7 +219,7 @@ def case_sample_raise(a, tmp):
     if not check(len(raised) == 1, f"one raised period in dump 2: {raised}"):
         return
     length = raised[0][1] - raised[0][0]
-    check(250000 <= length <= 700000, f"raised for about 300 ms: {length / 1000:.1f} ms")
+    check(250000 <= length <= 1000000, f"raised for about 300 ms: {length / 1000:.1f} ms")
     calls, kernels = check_edge_rule(events, periods(events), "raise")
     steps, _ = steps_and_launches(events)
     after = [n for n, s in steps.items() if n > 5 and inside(s["ts"] + s["dur"], raised, EDGE_US)]

@@ -791,6 +791,10 @@ std::vector<summary_sink::range_total> summary_sink::projection_totals() const {
 
 bool summary_sink::has_gpu() const noexcept { return d_->gpu; }
 
+double summary_sink::gpu_sampled_share() const noexcept {
+  return d_->sampled.any ? d_->share() : -1.0;
+}
+
 std::vector<summary_sink::item_instances> summary_sink::instances() const {
   std::vector<item_instances> out;
   for (auto const& r : d_->rows) {
