@@ -431,16 +431,8 @@ bool ensure_writer() noexcept {
   if (g_writer_starting.exchange(true, std::memory_order_acq_rel)) {
     return false;  // another thread is starting it: write this block directly
   }
-  bool ok = false;
-  pthread_attr_t attr;
-  if (::pthread_attr_init(&attr) == 0) {
-    ::pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    ::pthread_attr_setstacksize(&attr, 64 * 1024);
-    ok = ::pthread_create(&g_writer_thread, &attr, &writer_main, nullptr) == 0;
-    ::pthread_attr_destroy(&attr);
-  }
+  bool const ok = start_thread(&writer_main, "nvtxpp-capture", 64 * 1024, &g_writer_thread);
   if (ok) {
-    ::pthread_setname_np(g_writer_thread, "nvtxpp-capture");
     g_writer_pid.store(::getpid(), std::memory_order_release);
   }
   g_writer_starting.store(false, std::memory_order_release);

@@ -1000,18 +1000,9 @@ std::string start_cupti() {
 }
 
 void start_flusher() noexcept {
-  pthread_attr_t attr;
-  if (::pthread_attr_init(&attr) != 0) {
-    return;
-  }
-  ::pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  ::pthread_attr_setstacksize(&attr, 256 * 1024);
-  pthread_t thread{};
-  if (::pthread_create(&thread, &attr, &flusher_main, nullptr) == 0) {
-    ::pthread_setname_np(thread, "nvtxpp-cupti");
+  if (start_thread(&flusher_main, "nvtxpp-cupti", 256 * 1024)) {
     g_flusher_running.store(true, std::memory_order_release);
   }
-  ::pthread_attr_destroy(&attr);
 }
 
 int initialize() noexcept {

@@ -6,6 +6,7 @@
 // the block writer's thread (a dump request, flight_ring.hpp); it takes the same lock briefly.
 #include "gpu_sampler.hpp"
 
+#include "../inject_internal.hpp"
 #include "cupti.hpp"
 
 #include <pthread.h>
@@ -130,17 +131,8 @@ void start() noexcept {
     apply(*s, clock_ns(CLOCK_MONOTONIC));  // the state from the first moment, before the thread
   }
   g_state.store(s, std::memory_order_release);
-  pthread_attr_t attr;
-  if (::pthread_attr_init(&attr) != 0) {
-    return;
-  }
-  ::pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  ::pthread_attr_setstacksize(&attr, 64 * 1024);
-  pthread_t thread{};
-  if (::pthread_create(&thread, &attr, &sampler_main, nullptr) == 0) {
-    ::pthread_setname_np(thread, "nvtxpp-sample");
-  }
-  ::pthread_attr_destroy(&attr);
+  // Without the thread (no resources), the state stays as it was set here.
+  start_thread(&sampler_main, "nvtxpp-sample", 64 * 1024);
 }
 
 void raise() noexcept {
