@@ -19,12 +19,14 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <csignal>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -230,10 +232,25 @@ int fork_busy_case(int children) {
   std::atomic<bool> go{false};
   std::atomic<bool> stop{false};
   std::atomic<long> ranges{0};
+  // Paused (while a child runs), the busy thread sleeps rather than spins: under ThreadSanitizer
+  // each child's exit takes a second (its atexit_sleep_ms), which a spinning thread would spend
+  // keeping a core busy.
+  std::mutex paused;
+  std::condition_variable resume;
+  auto const set_and_wake = [&](std::atomic<bool>& flag) {
+    {
+      std::lock_guard<std::mutex> lock(paused);
+      flag.store(true, std::memory_order_release);
+    }
+    resume.notify_one();
+  };
   std::thread busy([&] {
     while (!stop.load(std::memory_order_relaxed)) {
       if (!go.load(std::memory_order_acquire)) {
-        std::this_thread::yield();
+        std::unique_lock<std::mutex> lock(paused);
+        resume.wait(lock, [&] {
+          return go.load(std::memory_order_acquire) || stop.load(std::memory_order_relaxed);
+        });
         continue;
       }
       nvtxRangePushA("busy");
@@ -244,13 +261,13 @@ int fork_busy_case(int children) {
   int failed = 0;
   for (int i = 0; i < children; ++i) {
     long const before = ranges.load(std::memory_order_relaxed);
-    go.store(true, std::memory_order_release);
+    set_and_wake(go);
     while (ranges.load(std::memory_order_relaxed) < before + 3'000) {  // a few blocks filled
       std::this_thread::yield();
     }
     failed += child_range(&go) == 0 ? 0 : 1;  // the busy thread pauses once the child exists
   }
-  stop.store(true);
+  set_and_wake(stop);
   busy.join();
   std::printf("children failed: %d of %d\n", failed, children);
   return failed == 0 ? 0 : 1;

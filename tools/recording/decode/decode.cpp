@@ -335,8 +335,21 @@ void decode_thread(std::vector<stream_piece> const& pieces, std::uint64_t tid, s
 }
 
 void finish_events(std::vector<testing::event>& events, std::vector<std::string>& warnings) {
-  std::stable_sort(events.begin(), events.end(),
-                   [](auto const& a, auto const& b) { return a.time_ns < b.time_ns; });
+  // In time order, ties in the order decoded: the positions are sorted, then each event moved
+  // once (an event is large; a sort of the events themselves moves each one many times).
+  std::vector<std::size_t> order(events.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    order[i] = i;
+  }
+  std::stable_sort(order.begin(), order.end(), [&events](std::size_t a, std::size_t b) {
+    return events[a].time_ns < events[b].time_ns;
+  });
+  std::vector<testing::event> sorted;
+  sorted.reserve(events.size());
+  for (std::size_t i : order) {
+    sorted.push_back(std::move(events[i]));
+  }
+  events = std::move(sorted);
   // (process, thread, domain) -> depth of open pushes
   std::map<std::tuple<std::uint32_t, std::uint64_t, std::string>, int> depth;
   for (auto& e : events) {

@@ -1,0 +1,100 @@
+# Seconds each long test took in scripts/test.sh's builds on the 2-core CI machine (a run at -j2;
+# columns: Release, ASan+UBSan, TSan), as ctest COST (tests/CMakeLists.txt, nvtxpp_test_costs):
+# ctest starts the costliest first, which a fresh build directory, with no timings of its own yet
+# (Testing/Temporary/CTestCostData.txt), could not know; the longest tests would then start last
+# and leave cores idle at the end of each stage. Only the order depends on these figures: refresh
+# them from a build's CTestCostData.txt when tests change much. A test not listed costs 0.
+set(NVTXPP_TEST_COSTS
+  capture.call_table                             0.6   6.3  11.8
+  capture.clock                                  0.5   0.6   2.5
+  capture.collision                              0.1   0.3   3.2
+  capture.compare_nsys                           2.5   2.6   2.5
+  capture.diff_bad                               0.2   1.4   2.5
+  capture.diff_calls                             0.3   1.0   6.7
+  capture.diff_gate                              0.3   1.2   6.8
+  capture.diff_group                             0.3   1.2   6.9
+  capture.diff_new_gone                          0.2   0.5   4.4
+  capture.diff_pooled                            0.4   1.2   7.9
+  capture.diff_relative                          0.4   1.6   7.1
+  capture.diff_same                              0.3   0.9   6.7
+  capture.diff_slowdown                          0.3   0.8   6.6
+  capture.diff_svg                               0.3   0.8   6.6
+  capture.domains_pattern                        0.1   0.3   3.2
+  capture.fake_driver                            0.2   0.4   3.3
+  capture.fake_hang                              5.1   5.2   5.1
+  capture.flight_cooldown                        2.5   2.6   4.6
+  capture.flight_dump                            5.4  28.2  42.2
+  capture.flight_dump_idle_thread                0.5   3.3   6.7
+  capture.flight_exit                            0.2   0.5   3.4
+  capture.flight_trigger_moment                  1.2   1.4   3.3
+  capture.flight_trigger_pattern                 2.1   2.2   3.1
+  capture.flight_window                          1.0   1.5   4.2
+  capture.fork_busy                              0.6   4.1  33.4
+  capture.job_sigkill                           17.8  17.9  17.9
+  capture.job_trigger                            2.0   2.3   3.3
+  capture.job_two_jobs                           2.1   2.3   4.3
+  capture.memory                                 1.5  31.5   0.0
+  capture.memory_threads                         1.0  20.2   0.0
+  capture.merge_identity                         0.2   0.5   3.5
+  capture.merge_json                             0.6   2.8   7.3
+  capture.merge_json_bad                         0.5   2.9   4.6
+  capture.merge_json_dumps                       0.6   2.0   7.0
+  capture.merge_parallel                         0.7   3.0   8.4
+  capture.merge_ranks                            0.2   0.6   4.5
+  capture.order                                  4.7  10.4  15.1
+  capture.ranks_env                              0.2   0.9  12.5
+  capture.reports_graph_trace                    0.1   0.5   3.3
+  capture.reports_managed_unavailable            0.2   0.6   4.4
+  capture.shared_killed                          1.8   3.3   6.6
+  capture.shared_planted_files                   0.3   3.4   5.4
+  capture.shared_sigkill_program                 0.7   1.6   4.0
+  capture.shared_stale_entries                   2.6   2.8   4.4
+  capture.sigterm_many                           1.2   3.7   4.8
+  capture.sqlite                                 1.1   3.2   7.5
+  capture.window_nvtx_domain                     0.1   0.3   3.2
+  capture.window_nvtx_pattern                    0.1   0.4   4.2
+  capture.window_time_fork                       1.4   1.5   3.4
+  capture.write_fail                             0.2   0.7   2.6
+  consumer_cuda_cmake_17_gcc                     4.0   0.0   0.0
+  consumer_cuda_cmake_17_separable_gcc           4.3   0.0   0.0
+  consumer_cuda_cmake_20_clang                   7.4   0.0   0.0
+  consumer_cuda_cmake_20_gcc                     5.1   0.0   0.0
+  consumer_cuda_direct_17_clang                  6.1   0.0   0.0
+  consumer_cuda_direct_20_gcc                    4.0   0.0   0.0
+  consumer_cuda_nvcc_17_clang                    6.8   0.0   0.0
+  consumer_cuda_nvcc_17_gcc                      4.4   0.0   0.0
+  consumer_cuda_nvcc_17_noexcept_nortti_gcc      4.9   0.0   0.0
+  consumer_cuda_nvcc_20_clang                    7.7   0.0   0.0
+  consumer_cuda_nvcc_20_gcc                      4.9   0.0   0.0
+  consumer_cuda_nvcc_20_noexcept_nortti_clang    6.4   0.0   0.0
+  consumer_cuda_nvcc_20_werror_clang             7.7   0.0   0.0
+  consumer_cuda_nvcc_20_werror_gcc               5.2   0.0   0.0
+  consumer_cuda_opt_20_clang                     7.1   0.0   0.0
+  consumer_cuda_opt_20_gcc                       4.7   0.0   0.0
+  consumer_cuda_prop_20_clang                    7.3   0.0   0.0
+  consumer_cuda_prop_20_gcc                      5.2   0.0   0.0
+  consumer_cuda_subdir_cmake_20_gcc              4.3   0.0   0.0
+  consumer_cuda_subdir_opt_20_clang              7.1   0.0   0.0
+  headers_standalone                             7.8   0.0   0.0
+  instrument_test                                0.3   3.4   0.0
+  instrument_threads                             0.3   3.4   5.1
+  nvtxpp_testing_recorder                        4.5  20.5   0.0
+  nvtxpp_testing_recorder_no_tsc                 3.1  25.1   0.0
+  perf_alloc_recorder                            0.3   2.7   0.0
+  test_threads                                   0.5   4.4  14.3
+  consumer_cuda_install                         30.0   0.0   0.0
+)
+
+# Under ThreadSanitizer most capture tests sleep most of their time (each TSan-built process with
+# threads left sleeps a second at its exit: atexit_sleep_ms), so scripts/test.sh runs four tests a
+# core in that stage. These keep a core or more busy there (CPU time at least about half their
+# wall time): each counts as four (PROCESSORS 4), so no more of them run at once than at one test
+# a core, as in the other stages.
+set(NVTXPP_TSAN_BUSY_TESTS
+  capture.call_table capture.job_two_jobs capture.exit_busy capture.flight_dump
+  capture.ring_threads capture.job_trigger capture.job_hang capture.shared_stale_entries
+  capture.flight_sigkill instrument_threads capture.sqlite capture.merge_json_bad
+  capture.compare_nsys capture.sigterm_many capture.shared_sigkill_program capture.order
+  capture.shared_killed capture.flight_dump_idle_thread capture.merge_signal capture.flight_window
+  capture.shared_planted_files capture.flight_api_call capture.flight_api_call_off
+  capture.merge_parallel_errors test_threads capture.merge_json)
