@@ -4,15 +4,9 @@
 # UndefinedBehaviorSanitizer, the thread and capture tests under ThreadSanitizer, and a short run
 # of each libFuzzer target (tests/fuzz; scripts/fuzz.sh for long runs). Set NVTXPP_TEST_GPU=1 on
 # a machine with a GPU to run those too.
-#
-# Each configuration after the first is configured and built ahead, in the background at the
-# lowest priority (nice 19), while the tests of the stage before it run: it takes only the CPU
-# those tests leave idle (processes that sleep or wait, tests run alone), and its own build stage
-# then finishes what is left (and shows any error). `scripts/test.sh --build CONFIG` (release,
-# asan, tsan or fuzz) configures and builds that one configuration.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-self="$PWD/scripts/test.sh"
+scripts/install-deps.sh
 
 jobs="${NVTXPP_JOBS:-$(nproc)}"
 # ccache when it is installed (never required): every configuration below compiles through it,
@@ -22,76 +16,6 @@ if command -v ccache >/dev/null 2>&1 && [ "${NVTXPP_CCACHE:-1}" != 0 ]; then
   export CCACHE_BASEDIR="$PWD"
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
-
-build() {  # build CONFIG: configures and builds build/CONFIG
-  case "$1" in
-    release)
-      cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DNVTXPP_BUILD_BENCHMARKS=ON \
-        "${launcher[@]}"
-      cmake --build build/release -j "$jobs"
-      ;;
-    asan)
-      local san="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
-      # (Tests that only compile run in the release stage: nothing of them runs under a
-      # sanitizer. Nor do the GPU tests: their programs are not built here.)
-      cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DNVTXPP_BUILD_EXAMPLES=OFF \
-        -DNVTXPP_COMPILE_ONLY_TESTS=OFF -DNVTXPP_GPU_TESTS=OFF "${launcher[@]}" \
-        "-DCMAKE_CXX_FLAGS=$san" "-DCMAKE_EXE_LINKER_FLAGS=$san" "-DCMAKE_SHARED_LINKER_FLAGS=$san"
-      cmake --build build/asan -j "$jobs"
-      ;;
-    tsan)
-      # Only the targets the TSan tests need; the injection library and the CUPTI test double
-      # too, since they are loaded into the TSan-built capture app.
-      local tsan="-fsanitize=thread -fno-omit-frame-pointer"
-      cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DNVTXPP_BUILD_EXAMPLES=OFF "${launcher[@]}" -DNVTXPP_INSTALL=OFF \
-        "-DCMAKE_CXX_FLAGS=$tsan" "-DCMAKE_EXE_LINKER_FLAGS=$tsan" \
-        "-DCMAKE_SHARED_LINKER_FLAGS=$tsan" "-DCMAKE_MODULE_LINKER_FLAGS=$tsan"
-      local targets=(test_threads test_memory nvtxpp-capture nvtxpp_inject nvtxpp_capture_app
-        nvtxpp_window_app instrument_test nvtxpp_ring_threads_test nvtxpp_call_table_test
-        nvtxpp_flight_app nvtxpp_merge_stages_test)
-      local all t
-      all=$(cmake --build build/tsan --target help)
-      for t in nvtxpp_capture_nvtxpp_app nvtxpp_fake_cupti nvtxpp_capture_graph_app \
-        nvtxpp_cupti_convert_test test_sqlite_writer nvtxpp_capture_reports_app nvtxpp_diff_app; do
-        # optional targets (CUPTI headers, libsqlite3): built when this configuration has them
-        if grep -q "^$t:" <<<"$all"; then targets+=("$t"); fi
-      done
-      cmake --build build/tsan -j "$jobs" --target "${targets[@]}"
-      ;;
-    fuzz)
-      CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-        -DNVTXPP_BUILD_EXAMPLES=OFF -DNVTXPP_INSTALL=OFF -DNVTXPP_BUILD_FUZZERS=ON \
-        "${launcher[@]}"
-      cmake --build build/fuzz -j "$jobs" --target fuzz_capture fuzz_json_reader fuzz_color_name \
-        fuzz_format
-      ;;
-    *)
-      echo "scripts/test.sh --build: release, asan, tsan or fuzz, not '$1'" >&2
-      return 2
-      ;;
-  esac
-}
-if [ "${1:-}" = "--build" ]; then
-  build "${2:-}"
-  exit
-fi
-
-scripts/install-deps.sh
-# The build run ahead (build_ahead CONFIG): its own process group, so that it can be stopped
-# whole when this script ends early.
-ahead_pid=""
-build_ahead() {
-  mkdir -p build
-  setsid nice -n 19 "$self" --build "$1" >"build/$1-ahead.log" 2>&1 &
-  ahead_pid=$!
-}
-catch_up() {  # waits for the build run ahead; the build that follows reports its errors, if any
-  if [ -n "$ahead_pid" ]; then
-    wait "$ahead_pid" || true
-    ahead_pid=""
-  fi
-}
 # Each stage's time, printed at the end (and when a stage fails: the stages so far): wall seconds,
 # and the CPU seconds (user + system) of the processes it ran, which another load on the machine
 # changes less.
@@ -123,27 +47,26 @@ print_stages() {
   printf '  %s\n' "${stages[@]}"
   printf '  %-44s %5d s %6d CPU-s\n' "total" "$SECONDS" "$(cpu_seconds)"
 }
-stop_ahead() {
-  if [ -n "$ahead_pid" ]; then
-    kill -TERM -- "-$ahead_pid" 2>/dev/null || true
-    wait "$ahead_pid" 2>/dev/null || true
-  fi
-}
-trap 'stop_ahead; print_stages' EXIT
+trap print_stages EXIT
 exclude="gpu"
 [ "${NVTXPP_TEST_GPU:-0}" = "1" ] && exclude="^$"
 
 stage "build (Release, warnings as errors)"
-build release
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DNVTXPP_BUILD_BENCHMARKS=ON \
+  "${launcher[@]}"
+cmake --build build/release -j "$jobs"
 stage "tests"
-build_ahead asan
 ctest --test-dir build/release -j "$jobs" --output-on-failure -LE "$exclude"
 
 stage "build under AddressSanitizer + UndefinedBehaviorSanitizer"
-catch_up
-build asan
+san="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+# (Tests that only compile run in the release stage: nothing of them runs under a sanitizer. Nor
+# do the GPU tests: their programs are not built here.)
+cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DNVTXPP_BUILD_EXAMPLES=OFF \
+  -DNVTXPP_COMPILE_ONLY_TESTS=OFF -DNVTXPP_GPU_TESTS=OFF "${launcher[@]}" \
+  "-DCMAKE_CXX_FLAGS=$san" "-DCMAKE_EXE_LINKER_FLAGS=$san" "-DCMAKE_SHARED_LINKER_FLAGS=$san"
+cmake --build build/asan -j "$jobs"
 stage "tests under AddressSanitizer + UndefinedBehaviorSanitizer"
-build_ahead tsan
 # Packaging and compile-fail tests build other projects: nothing to sanitize there. Tests
 # labelled `nosan` cannot run under the sanitizers' runtime (they say why in their CMakeLists).
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
@@ -151,27 +74,37 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   -LE "gpu|packaging|compile_fail|nosan"
 
 stage "build under ThreadSanitizer"
-catch_up
-build tsan
+# Only the targets those tests need; the injection library and the CUPTI test double too, since
+# they are loaded into the TSan-built capture app. tests/tsan.supp suppresses NVTX's own header
+# code only (each line says why). capture.memory and capture.memory_threads (10 million ranges
+# each) are left out: under TSan they take minutes, and the ASan stage already runs them.
+tsan="-fsanitize=thread -fno-omit-frame-pointer"
+cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVTXPP_BUILD_EXAMPLES=OFF "${launcher[@]}" \
+  -DNVTXPP_INSTALL=OFF "-DCMAKE_CXX_FLAGS=$tsan" "-DCMAKE_EXE_LINKER_FLAGS=$tsan" \
+  "-DCMAKE_SHARED_LINKER_FLAGS=$tsan" "-DCMAKE_MODULE_LINKER_FLAGS=$tsan"
+tsan_targets=(test_threads test_memory nvtxpp-capture nvtxpp_inject nvtxpp_capture_app
+  nvtxpp_window_app instrument_test nvtxpp_ring_threads_test nvtxpp_call_table_test
+  nvtxpp_flight_app nvtxpp_merge_stages_test)
+tsan_all=$(cmake --build build/tsan --target help)
+for t in nvtxpp_capture_nvtxpp_app nvtxpp_fake_cupti nvtxpp_capture_graph_app nvtxpp_cupti_convert_test \
+  test_sqlite_writer nvtxpp_capture_reports_app nvtxpp_diff_app; do
+  # optional targets (CUPTI headers, libsqlite3): built when this configuration has them
+  if grep -q "^$t:" <<<"$tsan_all"; then tsan_targets+=("$t"); fi
+done
+cmake --build build/tsan -j "$jobs" --target "${tsan_targets[@]}"
 stage "thread and capture tests under ThreadSanitizer"
-have_clang=0
-if command -v clang++ >/dev/null; then
-  have_clang=1
-  build_ahead fuzz
-fi
-# tests/tsan.supp suppresses NVTX's own header code only (each line says why). capture.memory and
-# capture.memory_threads (10 million ranges each) are left out: under TSan they take minutes, and
-# the ASan stage already runs them. Four tests a core: most of these sleep most of their time (a
-# TSan-built process with threads left sleeps a second at its exit); those that keep a core busy
-# count as four (tests/test_costs.cmake, NVTXPP_TSAN_BUSY_TESTS).
+# Four tests a core: most of these sleep most of their time (a TSan-built process with threads
+# left sleeps a second at its exit); those that keep a core busy count as four
+# (tests/test_costs.cmake, NVTXPP_TSAN_BUSY_TESTS).
 TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/tests/tsan.supp" \
-  ctest --test-dir build/tsan -j "$((jobs * 4))" --output-on-failure \
-  -R 'thread|^capture\.|^test_memory$' -E '^capture\.memory' -LE "$exclude"
+  ctest --test-dir build/tsan -j "$((jobs * 4))" --output-on-failure -R 'thread|^capture\.|^test_memory$' \
+  -E '^capture\.memory' -LE "$exclude"
 
 stage "fuzzers (libFuzzer, 20 s each)"
-if [ "$have_clang" = 1 ]; then
-  catch_up
-  build fuzz
+if command -v clang++ >/dev/null; then
+  CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DNVTXPP_BUILD_EXAMPLES=OFF -DNVTXPP_INSTALL=OFF -DNVTXPP_BUILD_FUZZERS=ON "${launcher[@]}"
+  cmake --build build/fuzz -j "$jobs" --target fuzz_capture fuzz_json_reader fuzz_color_name fuzz_format
   # Seeds and saved crash inputs first (plain tests), then a short fresh run of each.
   ctest --test-dir build/fuzz -j "$jobs" --output-on-failure -L fuzz
   # The four runs, as many at once as there are cores: each still fuzzes for its 20 s.
