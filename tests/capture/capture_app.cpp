@@ -539,6 +539,27 @@ int fake_gpu_steps(void (*launch)(int, std::size_t)) {
   return 0;
 }
 
+// Steps "Train step 1" ... "Train step $APP_STEPS" of $APP_STEP_US each, each launching one kernel
+// (and a copy and a memset) in its middle, right after a mark "launch N": with --cuda-sample,
+// the marks (NVTX, always recorded) say when each launch was made.
+int fake_gpu_sample_steps(void (*launch)(int, std::size_t)) {
+  char const* steps_text = std::getenv("APP_STEPS");
+  char const* us_text = std::getenv("APP_STEP_US");
+  int const steps = steps_text != nullptr ? std::atoi(steps_text) : 40;
+  int const us = us_text != nullptr ? std::atoi(us_text) : 10'000;
+  for (int i = 1; i <= steps; ++i) {
+    std::string const name = "Train step " + std::to_string(i);
+    nvtxRangePushA(name.c_str());
+    spin_us(us / 2);
+    std::string const mark = "launch " + std::to_string(i);
+    nvtxMarkA(mark.c_str());
+    launch(1, 0);
+    spin_us(us / 2);
+    nvtxRangePop();
+  }
+  return 0;
+}
+
 // With the test double of CUPTI (fake_cupti.cpp, NVTXPP_CUPTI_PATH): "cuInit", then 3 kernel
 // launches (and a copy and a memset) inside the range "gpu work". mode: exit (return 0), none
 // (no GPU work), drop (CUPTI drops 5 records), term (SIGTERM with the records still buffered),
@@ -585,6 +606,9 @@ int fake_gpu_case(std::string const& mode) {
   }
   if (mode == "steps") {
     return fake_gpu_steps(launch);
+  }
+  if (mode == "sample_steps") {
+    return fake_gpu_sample_steps(launch);
   }
   // The fake creates stream 0x5000 (its CUPTI stream 7) in launch(): the name is given first,
   // as a program may name a handle before or after the stream exists.

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -24,7 +25,9 @@ CUpti_BuffersCallbackRequestFunc g_request = nullptr;
 CUpti_BuffersCallbackCompleteFunc g_complete = nullptr;
 CUpti_TimestampCallbackFunc g_timestamp = nullptr;
 CUpti_ActivityThreadIdType g_tid_type = CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT;
-bool g_enabled[64] = {};
+// Atomic: the client enables and disables kinds from a thread of its own (--cuda-sample) while
+// the program's thread launches.
+std::atomic<bool> g_enabled[64] = {};
 std::mutex g_mutex;
 std::vector<std::vector<unsigned char>> g_pending;  // records not yet delivered
 bool g_running = false;  // g_pending holds a kernel that has not ended (FAKE_CUPTI_RUNNING)
@@ -152,7 +155,7 @@ CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind) {
 
 /// Driver functions enabled one by one (cuptiActivityEnableDriverApi); CUPTI_ACTIVITY_KIND_DRIVER
 /// records them all.
-bool g_driver_api[CUPTI_DRIVER_TRACE_CBID_SIZE] = {};
+std::atomic<bool> g_driver_api[CUPTI_DRIVER_TRACE_CBID_SIZE] = {};
 
 CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable) {
   if (cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE) {

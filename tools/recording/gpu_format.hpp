@@ -184,6 +184,9 @@ static_assert(sizeof(gpu_api) == 48);
 ///   device=<id>:<name> a device that ran activity
 ///   gpu_work=none      the process ended having seen no GPU activity although CUPTI was loaded
 ///   unified_memory=on|unavailable:<reason>  whether unified memory migrations are recorded
+///   gpu_sample=<on ns>/<period ns>  --cuda-sample: GPU activity is recorded in periods only
+///   gpu_detail=on:<ns>:<sample|raise>:<switch ns> | off:<ns>:<switch ns>  a period's edge
+///                      (CLOCK_MONOTONIC ns, as CUPTI's records; inprocess/cuda/cupti.cpp)
 inline constexpr char gpu_info_keys[] = "cupti dropped device gpu_work unified_memory";
 
 /// @brief A CUDA API function's name without CUPTI's version suffix ("cudaMemcpyAsync_v3020" ->

@@ -130,6 +130,9 @@ void cross_rank_summary::add(long rank, summary_sink const& per_rank) {
   for (auto const& r : per_rank.range_totals()) {
     ranges_[{r.range, r.push_pop}].push_back({rank, r.instances, r.total_ns, r.longest_ns});
   }
+  if (double const share = per_rank.gpu_sampled_share(); share >= 0) {
+    sampled_.push_back(share);
+  }
   if (per_rank.has_gpu()) {
     gpu_ = true;
     for (auto const& r : per_rank.projection_totals()) {
@@ -152,10 +155,18 @@ void cross_rank_summary::print(std::FILE* out, summary_options const& options) c
     }
   }
   if (gpu_) {
+    // Sampled ranks' GPU numbers cover their periods only: said in the title, never silent.
+    std::string const sampled =
+        sampled_.empty() ? std::string{}
+                         : fmt::format(
+                               " - GPU detail in sampled periods only on {} rank(s) ({:.1f}% to "
+                               "{:.1f}% of their time)",
+                               sampled_.size(), *std::min_element(sampled_.begin(), sampled_.end()),
+                               *std::max_element(sampled_.begin(), sampled_.end()));
     auto const proj =
         make_table(fmt::format("Cross-rank NVTX GPU Projection Summary ({} rank(s); per-rank total "
-                               "projected time)",
-                               ranks_),
+                               "projected time){}",
+                               ranks_, sampled),
                    projections_);
     print_text_table(out, proj, options.csv, options.name_width, false);
   }

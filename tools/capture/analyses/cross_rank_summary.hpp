@@ -44,6 +44,7 @@ class cross_rank_summary {
   table_data projections_;
   std::size_t ranks_ = 0;
   bool gpu_ = false;
+  std::vector<double> sampled_;  ///< the sampled ranks' shares of time with GPU detail (%)
 };
 
 }  // namespace nvtxpp::capture

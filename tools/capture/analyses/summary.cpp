@@ -4,11 +4,14 @@
 #include "summary.hpp"
 #include "stats.hpp"
 
+#include "../model/gpu_detail.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <unordered_map>
 #include <vector>
@@ -328,6 +331,33 @@ struct summary_sink::impl {
   std::map<std::string, std::vector<std::int64_t>> graph_launches;
   std::uint64_t graph_nodes = 0;
 
+  // --cuda-sample (model/gpu_detail.hpp): the periods' ranges, and the time the sampled
+  // processes' traces cover (from each one's first range to its end).
+  struct sampling {
+    std::uint64_t periods = 0;
+    std::uint64_t raised = 0;
+    std::int64_t detail_ns = 0;
+    std::int64_t span_ns = 0;
+    std::uint64_t left_out = 0;
+    std::string switches;  // the last process's "<n on>:<median ns>:<n off>:<median ns>"
+    bool any = false;
+    bool process = false;  // the process being read was sampled
+    std::int64_t process_first = INT64_MAX;
+  } sampled;
+
+  /// " (sampled periods only: 9.8% of the time)" for the GPU tables' titles, "" unsampled.
+  [[nodiscard]] std::string coverage() const {
+    if (!sampled.any) {
+      return {};
+    }
+    return fmt::format(" - GPU detail in sampled periods only ({:.1f}% of the time)", share());
+  }
+  [[nodiscard]] double share() const {
+    return sampled.span_ns > 0 ? 100.0 * static_cast<double>(sampled.detail_ns) /
+                                     static_cast<double>(sampled.span_ns)
+                               : 0.0;
+  }
+
   /// nvtx_sum.
   [[nodiscard]] table nvtx_table() {
     table t;
@@ -367,7 +397,7 @@ struct summary_sink::impl {
   /// nvtx_gpu_proj_sum.
   [[nodiscard]] table projection_table() {
     table p;
-    p.title = "NVTX GPU Projection Summary (nsys nvtx_gpu_proj_sum layout)";
+    p.title = "NVTX GPU Projection Summary (nsys nvtx_gpu_proj_sum layout)" + coverage();
     p.header = {"Range",
                 "Style",
                 "Total Proj Time (ns)",
@@ -456,6 +486,29 @@ struct summary_sink::impl {
   void print_notes(std::FILE* out, read_totals const& totals,
                    summary_options const& options) const {
     bool const csv = options.csv;
+    if (sampled.any) {
+      fmt::print(out,
+                 "\n{}GPU detail was sampled (--cuda-sample): {} period(s){}, {:.3f} s of the "
+                 "{:.3f} s the trace covers ({:.1f}%). The GPU tables (projection, kernels, "
+                 "memory) cover those periods only; NVTX ranges cover the whole trace. {} GPU "
+                 "record(s) whose launching call started outside a period were left out "
+                 "(docs/leave-it-on.md, the edge rule)\n",
+                 csv ? "# " : " ** ", sampled.periods,
+                 sampled.raised != 0 ? fmt::format(" ({} raised by a dump)", sampled.raised) : "",
+                 static_cast<double>(sampled.detail_ns) / 1e9,
+                 static_cast<double>(sampled.span_ns) / 1e9, share(), sampled.left_out);
+      unsigned long long on_n = 0, off_n = 0;
+      long long on_ns = 0, off_ns = 0;
+      if (std::sscanf(sampled.switches.c_str(), "%llu:%lld:%llu:%lld", &on_n, &on_ns, &off_n,
+                      &off_ns) == 4 &&
+          on_n + off_n != 0) {
+        fmt::print(out,
+                   "{}CUPTI's switches (the last process): on {} time(s), median {:.1f} us; off "
+                   "{} time(s), median {:.1f} us\n",
+                   csv ? "# " : " ** ", on_n, static_cast<double>(on_ns) / 1e3, off_n,
+                   static_cast<double>(off_ns) / 1e3);
+      }
+    }
     if (graph_nodes != 0) {
       // Why these tables and Nsight Systems' defaults differ on graph programs (docs/graphs.md).
       fmt::print(out,
@@ -546,6 +599,8 @@ summary_sink::summary_sink() : d_{std::make_unique<impl>()} {}
 summary_sink::~summary_sink() = default;
 
 void summary_sink::begin_process(process_info const&) {
+  d_->sampled.process = false;
+  d_->sampled.process_first = INT64_MAX;
   d_->ops.clear();
   d_->calls.clear();
   d_->calls_sorted = false;
@@ -556,6 +611,13 @@ void summary_sink::set_grouping(name_grouping grouping) { d_->grouping = std::mo
 
 void summary_sink::on_range(range_info const& r) {
   bool const push_pop = r.style == range_style::push_pop;
+  d_->sampled.process_first = std::min(d_->sampled.process_first, r.start_ns);
+  if (is_gpu_detail_range(r.attr.domain_name, r.name)) {
+    d_->sampled.any = d_->sampled.process = true;
+    ++d_->sampled.periods;
+    d_->sampled.raised += r.name == gpu_detail_raised ? 1 : 0;
+    d_->sampled.detail_ns += r.end_ns - r.start_ns;
+  }
   std::string const grouped_name =
       d_->grouping.active() ? d_->grouping.group_of(r.name) : std::string{r.name};
   // By domain name, not index: pooled processes number their domains each their own way.
@@ -611,7 +673,21 @@ void summary_sink::on_api(api_info const& a) {
   }
 }
 
-void summary_sink::end_process(process_info const&) {
+void summary_sink::on_gpu_info(gpu_info const& g) {
+  if (g.key == "gpu_sample") {
+    d_->sampled.any = d_->sampled.process = true;  // sampled, whether or not a period came
+  } else if (g.key == "gpu_detail_left_out") {
+    d_->sampled.left_out += std::strtoull(std::string{g.value}.c_str(), nullptr, 10);
+  } else if (g.key == "gpu_detail_switch_ns") {
+    d_->sampled.switches = std::string{g.value};
+  }
+}
+
+void summary_sink::end_process(process_info const& process) {
+  if (d_->sampled.process && d_->sampled.process_first != INT64_MAX &&
+      process.end_ns > d_->sampled.process_first) {
+    d_->sampled.span_ns += process.end_ns - d_->sampled.process_first;
+  }
   // Nesting among the projected ranges of each thread: a range containing a projected range
   // contains its runtime calls, so it is projected too; the tree over projected ranges is the
   // tree over all ranges, restricted.
@@ -656,11 +732,13 @@ void summary_sink::print(std::FILE* out, read_totals const& totals,
     if (!d_->graph_rows.empty()) {
       tables.push_back(d_->graph_range_table());
     }
-    tables.push_back(by_name(d_->kernels, "CUDA GPU Kernel Summary (nsys cuda_gpu_kern_sum layout)",
-                             "Instances", "Name"));
-    tables.push_back(
-        by_name(d_->memops, "CUDA GPU MemOps Summary (by Time) (nsys cuda_gpu_mem_time_sum layout)",
-                "Count", "Operation"));
+    tables.push_back(by_name(
+        d_->kernels, "CUDA GPU Kernel Summary (nsys cuda_gpu_kern_sum layout)" + d_->coverage(),
+        "Instances", "Name"));
+    tables.push_back(by_name(
+        d_->memops,
+        "CUDA GPU MemOps Summary (by Time) (nsys cuda_gpu_mem_time_sum layout)" + d_->coverage(),
+        "Count", "Operation"));
     if (!d_->graph_launches.empty()) {
       tables.push_back(by_name(d_->graph_launches,
                                "CUDA Graph Launches (--cuda-graph-trace=graph: each launch as one "
@@ -712,6 +790,10 @@ std::vector<summary_sink::range_total> summary_sink::projection_totals() const {
 }
 
 bool summary_sink::has_gpu() const noexcept { return d_->gpu; }
+
+double summary_sink::gpu_sampled_share() const noexcept {
+  return d_->sampled.any ? d_->share() : -1.0;
+}
 
 std::vector<summary_sink::item_instances> summary_sink::instances() const {
   std::vector<item_instances> out;

@@ -46,6 +46,11 @@ class summary_sink : public trace_sink {
   void on_api(api_info const& a) override;
   void on_graph_range(graph_range_info const& g) override;
   void on_graph_launch(graph_launch_info const& g) override;
+  void on_gpu_info(gpu_info const& g) override;
+
+  /// @brief --cuda-sample: the share of the trace's time (%) its GPU numbers cover; negative
+  /// when GPU detail was not sampled (docs/leave-it-on.md, "Sampled GPU detail").
+  [[nodiscard]] double gpu_sampled_share() const noexcept;
   void end_process(process_info const& p) override;
 
   /// @brief Prints the tables, then the warnings of `totals`.

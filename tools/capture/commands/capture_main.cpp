@@ -17,6 +17,7 @@
 #include "../launch/annotate_calls.hpp"
 #include "../launch/capture_options.hpp"
 #include "../launch/flight_options.hpp"
+#include "../launch/gpu_sample_options.hpp"
 #include "../launch/output_claim.hpp"
 #include "../launch/output_name.hpp"
 #include "../launch/write_outputs.hpp"
@@ -94,6 +95,14 @@ constexpr char usage[] =
     "                      one row per launch (SQLite CUPTI_ACTIVITY_KIND_GRAPH_TRACE), its\n"
     "                      nodes' work in no kernel or memory report, as nsys's default. Graph\n"
     "                      ranges in both (docs/graphs.md)\n"
+    "      --cuda-sample=ON/PERIOD  GPU activity for ON of every PERIOD only (200ms/2s:\n"
+    "                      a tenth), NVTX all the time; periods start on multiples of PERIOD\n"
+    "                      of the wall clock; the outputs mark them (NVTX ranges 'GPU detail:\n"
+    "                      sampled' of domain nvtxpp-capture) and the summary says its GPU\n"
+    "                      tables cover them only (docs/leave-it-on.md)\n"
+    "      --cuda-raise=DURATION  with --flight-recorder and --cuda-sample: GPU activity in\n"
+    "                      full for DURATION after a dump that a trigger, hang or request\n"
+    "                      started, then a dump of those steps (default 10s; 0: none)\n"
     "capture control (Nsight Systems' names; docs/capture-control.md):\n"
     "      --capture-range=none|cudaProfilerApi|nvtx  record only between cudaProfilerStart and\n"
     "                      cudaProfilerStop, or inside the NVTX range --nvtx-capture names\n"
@@ -269,6 +278,7 @@ struct capture_args {
   bool group_digits = false;
   cli::capture_options capture;
   cli::flight_options flight;
+  cli::gpu_sample_options sample;
   cap::annotate_calls annotate;
   int program = 0;  ///< argv index of the program (argc: none)
 };
@@ -341,7 +351,8 @@ std::optional<int> parse_args(int argc, char** argv, capture_args& c) {
       break;
     }
     if (parse_output_option(c, a, value) || parse_cuda_option(c, a, value) ||
-        parse_capture_option(c.capture, a, value) || parse_capture_option(c.flight, a, value)) {
+        parse_capture_option(c.capture, a, value) || parse_capture_option(c.flight, a, value) ||
+        parse_capture_option(c.sample, a, value)) {
     } else if (a == "--annotate-calls" || a.rfind("--annotate-calls=", 0) == 0) {
       std::string why;
       if (!c.annotate.add(a == "--annotate-calls" ? value() : a.substr(17), &why)) {
@@ -384,6 +395,8 @@ void validate(capture_args& c) {
   try {
     c.capture.validate();
     c.flight.validate();
+    c.sample.validate(c.cuda_mode, c.flight.enabled);
+    c.flight.raise_ns = c.sample.raise_ns;
     if (c.flight.enabled) {
       if (!c.convert.empty()) {
         fail(2, "--flight-recorder records a run: not with --convert");
@@ -550,6 +563,7 @@ void handle_signals() {
     }
   }
   set_cuda_env(c.cuda_mode, c.cuda_api, c.lib);
+  c.sample.set_env();
   c.capture.export_env(base_ns);
   if (c.annotate.wanted()) {
     c.annotate.set_env();

@@ -19,4 +19,13 @@ enum user_word : int {
 /// while a kernel runs would lose that kernel's record. The count is the word without it.
 inline constexpr std::uint64_t gpu_wanted = 1ULL << 62U;
 
+/// @brief Set with gpu_wanted by a dump that a trigger, a hang or a request started: with
+/// --cuda-sample, the process records GPU work in full for --cuda-raise from now
+/// (inprocess/cuda/gpu_sampler.hpp). Dumps at the end and the dump that closes a raise leave it
+/// clear.
+inline constexpr std::uint64_t raise_wanted = 1ULL << 61U;
+
+/// @brief The flag bits of the flush_request word: the count is the word without them.
+inline constexpr std::uint64_t request_flags = gpu_wanted | raise_wanted;
+
 }  // namespace nvtxpp::capture::flight

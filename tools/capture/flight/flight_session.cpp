@@ -39,6 +39,33 @@ std::int64_t now_ns() {
 /// How long a dump waits for the processes to hand over their partly filled blocks.
 constexpr std::int64_t flush_wait_ns = 2'000'000'000;
 
+/// The raised steps' dump comes this long after the raise ends: the process's first period
+/// after it has started, so the whole raise is in the window.
+constexpr std::int64_t raise_dump_margin_ns = 200'000'000;
+
+/// The cause a raised steps' dump gives (a job's ranks raise nothing on it).
+constexpr char raise_dump_cause[] = "GPU detail raised after dump ";
+
+/// Whether a process of the run samples its GPU work (CUPTI loaded under --cuda-sample: its
+/// capture file holds the `gpu_sample` info record, written when CUPTI starts): only then does a
+/// raise record anything, and a dump of the raised steps follow.
+bool gpu_sampled(std::string const& raw_dir) {
+  constexpr std::size_t look = std::size_t{16} << 20;  // the record comes early in the file
+  for (std::uint32_t pid : ring_processes(raw_dir)) {
+    std::FILE* f = std::fopen((raw_dir + "/nvtxpp-" + std::to_string(pid) + ".bin").c_str(), "rb");
+    if (f == nullptr) {
+      continue;
+    }
+    std::string bytes(look, '\0');
+    bytes.resize(std::fread(bytes.data(), 1, look, f));
+    std::fclose(f);
+    if (bytes.find("gpu_sample=") != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 flight_session::flight_session(flight_options opt, std::string raw_dir, std::string output,
@@ -94,18 +121,28 @@ void flight_session::write_stacks() {
 }
 
 void flight_session::dump_now(std::string const& cause, bool live, bool with_stacks,
-                              watch_firing const* fired) {
+                              watch_firing const* fired, bool raise) {
   std::int64_t const seen_ns = now_ns();
   dump_spec d{cause, live};
+  d.raise = raise && live;
   if (fired != nullptr) {
     d.cut_ns = fired->end_ns + trigger_tail_ns;
     d.ends_at_cut = true;
   }
+  bool joined = false;  // another rank's dump of the same moment: it follows a raise up
   if (job_) {
     // The moment every rank cuts at: the trigger's, else now.
     std::int64_t const at = d.ends_at_cut ? monotonic_to_realtime(d.cut_ns) : realtime_ns();
-    d.number =
-        job_->announce(label_ + ": " + cause + (with_stacks ? " [stacks]" : ""), at, d.ends_at_cut);
+    bool seen = false;
+    d.number = job_->announce(label_ + ": " + cause + (with_stacks ? " [stacks]" : ""), at,
+                              d.ends_at_cut, &joined, &seen);
+    if (seen) {
+      std::fprintf(stderr,
+                   "nvtxpp-capture: %s: %s: the moment of job dump %u, already written; no "
+                   "second dump\n",
+                   label_.c_str(), cause.c_str(), d.number);
+      return;
+    }
     if (d.number == 0) {
       std::fprintf(stderr,
                    "nvtxpp-capture: %s: cannot announce a job dump in %s: %s; this rank "
@@ -141,6 +178,28 @@ void flight_session::dump_now(std::string const& cause, bool live, bool with_sta
   }
   std::fprintf(stderr, "nvtxpp-capture: %s%s\n", label_.empty() ? "" : (label_ + ": ").c_str(),
                msg.c_str());
+  if (d.raise && !joined) {
+    schedule_raise_dump(failed_ ? next_dump_ : last_number_);
+  }
+}
+
+void flight_session::schedule_raise_dump(unsigned raised_by) {
+  if (opt_.raise_ns <= 0 || !gpu_sampled(raw_dir_)) {
+    return;  // nothing raised: no CUPTI (a program without CUDA), or no sampling
+  }
+  raise_dump_at_ = now_ns() + opt_.raise_ns + raise_dump_margin_ns;  // a later raise postpones
+  raised_by_ = raised_by;
+}
+
+void flight_session::serve_raise_dump() {
+  if (raise_dump_at_ == 0 || now_ns() < raise_dump_at_) {
+    return;
+  }
+  raise_dump_at_ = 0;
+  // In job scope announced as any dump (one number on every rank); it raises nothing again.
+  dump_now(fmt::format("{}{}: the {:g} s after it, GPU activity in full", raise_dump_cause,
+                       raised_by_, static_cast<double>(opt_.raise_ns) / 1e9),
+           true, false, nullptr, false);
 }
 
 void flight_session::serve_job() {
@@ -162,11 +221,13 @@ void flight_session::serve_job() {
       write_stacks();
     }
     dump_spec spec{"job dump started by " + cause};
+    spec.raise = cause.find(raise_dump_cause) == std::string::npos;  // every rank raises
     spec.number = d.number;
     spec.cut_ns = realtime_to_monotonic(d.cut_realtime_ns);
     spec.ends_at_cut = d.ends_at_cut;
     std::fprintf(stderr, "nvtxpp-capture: %s: %s (seen %.0f ms after the announcement)\n",
                  label_.c_str(), dump(spec).c_str(), late_ms);
+    // (The raised steps' dump comes from the rank that started this one, for every rank.)
   }
 }
 
@@ -219,6 +280,7 @@ int flight_session::wait_for(pid_t child) {
       }
     }
     serve_job();
+    serve_raise_dump();
     timespec const step{0, 20'000'000};
     ::nanosleep(&step, nullptr);
   }
@@ -239,8 +301,11 @@ void flight_session::serve_requests() {
                            std::to_string(next_dump_ - 1) + " of every rank of the job\n");
         continue;
       }
-      std::string const msg = dump({"requested by nvtxpp-capture dump"});
+      dump_spec spec{"requested by nvtxpp-capture dump"};
+      spec.raise = true;
+      std::string const msg = dump(spec);
       std::fprintf(stderr, "nvtxpp-capture: %s\n", msg.c_str());
+      schedule_raise_dump(failed_ ? next_dump_ : last_number_);
       answer_request(control_, req.client, (failed_ ? "error\n" : "ok\n") + msg + "\n");
     } else if (req.verb == "stacks") {
       answer_request(control_, req.client, "ok\n" + stacks_text(true));
@@ -270,7 +335,7 @@ std::string flight_session::dump(dump_spec const& d) {
     next_dump_ = d.number;  // a job-wide dump's number, the same on every rank
   }
   if (d.live) {
-    request_flush(raw_dir_, flush_wait_ns);
+    request_flush(raw_dir_, flush_wait_ns, true, d.raise && opt_.raise_ns > 0);
   }
   if (rings_) {
     rings_->adopt();

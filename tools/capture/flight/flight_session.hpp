@@ -44,6 +44,9 @@ struct dump_spec {
   /// Not written when its window is, byte for byte, the last dump's and that file is still
   /// there (the dump at the program's end after a dump of the finished program).
   bool unless_repeat = false;
+  /// With --cuda-sample: the process records GPU work in full for --cuda-raise from this dump
+  /// on, and a dump of those steps follows (a dump that a trigger, hang or request started).
+  bool raise = false;
 };
 
 /// @brief One launch under --flight-recorder.
@@ -93,7 +96,10 @@ class flight_session {
   /// Dumps for `cause`: in job scope announced to every rank first (one number for all).
   /// `fired`: a trigger's, whose window ends trigger_tail_ns after the instance.
   void dump_now(std::string const& cause, bool live, bool with_stacks,
-                watch_firing const* fired = nullptr);
+                watch_firing const* fired = nullptr, bool raise = true);
+  /// After a dump that raised GPU recording: the dump of the raised steps, once it is over.
+  void schedule_raise_dump(unsigned raised_by);
+  void serve_raise_dump();
   /// The dumps other ranks announced.
   void serve_job();
   void write_stacks();
@@ -118,6 +124,8 @@ class flight_session {
   std::unique_ptr<ring_keeper> rings_;
   std::unique_ptr<job_channel> job_;
   std::string label_;
+  std::int64_t raise_dump_at_ = 0;  ///< when the raised steps' dump is due (0: none)
+  unsigned raised_by_ = 0;          ///< the dump that raised them
   std::unique_ptr<flight_watch> watch_;
 };
 

@@ -123,7 +123,8 @@ std::vector<std::uint32_t> ring_processes(std::string const& raw_dir) {
   return out;
 }
 
-std::size_t request_flush(std::string const& raw_dir, std::int64_t max_wait_ns, bool gpu) {
+std::size_t request_flush(std::string const& raw_dir, std::int64_t max_wait_ns, bool gpu,
+                          bool raise) {
   struct waiting {
     std::uint32_t pid;
     std::unique_ptr<ring_file> ring;
@@ -136,10 +137,10 @@ std::size_t request_flush(std::string const& raw_dir, std::int64_t max_wait_ns, 
       continue;
     }
     auto& user = m->get()->header().user;
-    if (gpu) {
-      user[flight::flush_request].fetch_or(flight::gpu_wanted);  // before the count: seen with it
+    if (gpu) {  // before the count: seen with it
+      user[flight::flush_request].fetch_or(flight::gpu_wanted | (raise ? flight::raise_wanted : 0));
     }
-    std::uint64_t const n = (user[flight::flush_request].fetch_add(1) + 1) & ~flight::gpu_wanted;
+    std::uint64_t const n = (user[flight::flush_request].fetch_add(1) + 1) & ~flight::request_flags;
     wait.push_back({pid, std::move(m), n});
   }
   std::int64_t const give_up = now_ns() + max_wait_ns;
@@ -583,6 +584,16 @@ bool compose_process(std::string const& raw_dir, std::string const& out_dir, std
     res.ring_bytes += r.bytes.size();
   }
   records.clear();
+  if (defs.bytes.find("gpu_sample=") != std::string::npos) {
+    // --cuda-sample: the window's bounds, so the readers mark only the periods inside it (the
+    // definitions hold every edge of the process's life).
+    std::string const text =
+        "gpu_window=" + std::to_string(oldest_kept) + ":" + std::to_string(until_ns);
+    std::uint32_t const head[2] = {static_cast<std::uint32_t>(rec::gpu_record::info),
+                                   static_cast<std::uint32_t>(text.size())};
+    o.put(head, sizeof head);
+    o.put(text.data(), text.size());
+  }
   write_blocks(o, pid, blocks.blocks(), defs, last_clock_ticks, last_clock_ns, oldest_kept,
                until_ns, res);
   write_end(o, defs, wb, until_ns, newest, last_clock_ticks, last_clock_ns);

@@ -45,8 +45,11 @@ class ring_file {
 /// @brief Asks every live ring writer of `raw_dir` to put its partly filled blocks in its ring
 /// (the rings' flush_request word), and waits until each live process has answered, each is
 /// gone, or `max_wait_ns` passed. @return the number of processes that did not answer
-/// `gpu`: the GPU records CUPTI holds too (a dump; not for a stacks report).
-std::size_t request_flush(std::string const& raw_dir, std::int64_t max_wait_ns, bool gpu = true);
+/// `gpu`: the GPU records CUPTI holds too (a dump; not for a stacks report). `raise` (with
+/// `gpu`): with --cuda-sample, GPU recording goes to full for --cuda-raise (a dump that a
+/// trigger, hang or request started).
+std::size_t request_flush(std::string const& raw_dir, std::int64_t max_wait_ns, bool gpu = true,
+                          bool raise = false);
 
 /// @brief What compose_window wrote.
 struct window_result {

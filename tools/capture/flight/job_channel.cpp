@@ -117,9 +117,30 @@ std::optional<job_dump> job_channel::read_dump(unsigned n) const {
 }
 
 unsigned job_channel::announce(std::string const& cause, std::int64_t cut_realtime_ns,
-                               bool ends_at_cut) {
+                               bool ends_at_cut, bool* joined, bool* seen) {
+  if (joined != nullptr) {
+    *joined = false;
+  }
+  if (seen != nullptr) {
+    *seen = false;
+  }
   if (fd_ < 0) {
     return 0;
+  }
+  // A trigger's moment this rank has already dumped for another's trigger (two ranks' triggers
+  // on one slow collective, the other's announcement seen first): the same dump, not a second.
+  for (unsigned n = seen_; ends_at_cut && n > 0 && n + 8 > seen_; --n) {
+    auto const other = read_dump(n);
+    if (other && other->ends_at_cut &&
+        std::llabs(other->cut_realtime_ns - cut_realtime_ns) < same_moment_ns) {
+      if (joined != nullptr) {
+        *joined = true;
+      }
+      if (seen != nullptr) {
+        *seen = true;
+      }
+      return n;
+    }
   }
   std::string const tmp =
       dir_ + "/.announce." + std::to_string(rank_) + "." + std::to_string(::getpid());
@@ -142,6 +163,9 @@ unsigned job_channel::announce(std::string const& cause, std::int64_t cut_realti
     auto const other = read_dump(n);
     if (other && std::llabs(other->cut_realtime_ns - cut_realtime_ns) < same_moment_ns) {
       result = n;  // another rank's announcement of the same moment: one dump
+      if (joined != nullptr) {
+        *joined = true;
+      }
       break;
     }
   }

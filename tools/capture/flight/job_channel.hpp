@@ -62,9 +62,11 @@ class job_channel {
 
   /// @brief Announces a dump at `cut_realtime_ns` for `cause` (`ends_at_cut`: the windows end
   /// there), or joins one announced within 1 s of it.
-  /// @return its number (0 when the directory could not take it)
+  /// @return its number (0 when the directory could not take it); `joined` (when given) says
+  /// whether it was another rank's announcement of the same moment, `seen` whether this rank
+  /// has already taken that one (take_new): its dump is written
   unsigned announce(std::string const& cause, std::int64_t cut_realtime_ns,
-                    bool ends_at_cut = false);
+                    bool ends_at_cut = false, bool* joined = nullptr, bool* seen = nullptr);
 
   /// @brief The dumps others announced since the last call, oldest first.
   [[nodiscard]] std::vector<job_dump> take_new();

@@ -16,6 +16,7 @@
 #include "block_writer.hpp"
 
 #include "cuda/cupti.hpp"
+#include "cuda/gpu_sampler.hpp"
 #include "flight_ring.hpp"
 #include "inject_internal.hpp"
 
@@ -361,7 +362,11 @@ void* writer_main(void*) noexcept {
     fill_ready();
     if (flight::active() && !g_writer_stop.load(std::memory_order_seq_cst)) {
       bool gpu = false;
-      std::uint64_t const request = flight::pending_request(&gpu);
+      bool raise = false;
+      std::uint64_t const request = flight::pending_request(&gpu, &raise);
+      if (raise) {
+        gpu_sampler::raise();  // --cuda-sample: the steps after a trigger in full
+      }
       std::int64_t const now = rec::monotonic_ns();
       if (request != 0 || now - last_flight_flush >= flight_flush_ns) {
         if (gpu) {
@@ -426,16 +431,8 @@ bool ensure_writer() noexcept {
   if (g_writer_starting.exchange(true, std::memory_order_acq_rel)) {
     return false;  // another thread is starting it: write this block directly
   }
-  bool ok = false;
-  pthread_attr_t attr;
-  if (::pthread_attr_init(&attr) == 0) {
-    ::pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    ::pthread_attr_setstacksize(&attr, 64 * 1024);
-    ok = ::pthread_create(&g_writer_thread, &attr, &writer_main, nullptr) == 0;
-    ::pthread_attr_destroy(&attr);
-  }
+  bool const ok = start_thread(&writer_main, "nvtxpp-capture", 64 * 1024, &g_writer_thread);
   if (ok) {
-    ::pthread_setname_np(g_writer_thread, "nvtxpp-capture");
     g_writer_pid.store(::getpid(), std::memory_order_release);
   }
   g_writer_starting.store(false, std::memory_order_release);

@@ -10,6 +10,7 @@
 #include "../common/name_pattern.hpp"
 #include "../common/name_spec.hpp"
 #include "cuda/cupti.hpp"
+#include "inject_internal.hpp"
 
 #include <pthread.h>
 #include <signal.h>
@@ -232,19 +233,7 @@ void* timer_main(void*) noexcept {
   }
 }
 
-void start_timer() noexcept {
-  pthread_attr_t attr;
-  if (::pthread_attr_init(&attr) != 0) {
-    return;
-  }
-  ::pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  ::pthread_attr_setstacksize(&attr, 64 * 1024);
-  pthread_t thread{};
-  if (::pthread_create(&thread, &attr, &timer_main, nullptr) == 0) {
-    ::pthread_setname_np(thread, "nvtxpp-window");
-  }
-  ::pthread_attr_destroy(&attr);
-}
+void start_timer() noexcept { start_thread(&timer_main, "nvtxpp-window", 64 * 1024); }
 
 }  // namespace
 

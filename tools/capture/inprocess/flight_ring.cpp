@@ -181,20 +181,22 @@ void take_batch(unsigned char const* data, std::size_t size,
   }
 }
 
-std::uint64_t pending_request(bool* gpu) noexcept {
+std::uint64_t pending_request(bool* gpu, bool* raise) noexcept {
   *gpu = false;
+  *raise = false;
   if (!active()) {
     return 0;
   }
   auto& h = g_ring.header();
   std::uint64_t const word = h.user[flush_request].load(std::memory_order_acquire);
-  std::uint64_t const want = word & ~gpu_wanted;
+  std::uint64_t const want = word & ~request_flags;
   if (want == h.user[flush_done].load(std::memory_order_relaxed)) {
     return 0;
   }
-  if ((word & gpu_wanted) != 0) {
-    h.user[flush_request].fetch_and(~gpu_wanted, std::memory_order_acq_rel);
-    *gpu = true;
+  if ((word & request_flags) != 0) {
+    h.user[flush_request].fetch_and(~request_flags, std::memory_order_acq_rel);
+    *gpu = (word & gpu_wanted) != 0;
+    *raise = (word & raise_wanted) != 0;
   }
   return want;
 }

@@ -43,8 +43,9 @@ void take_batch(unsigned char const* data, std::size_t size,
                 void (*to_file)(void const* data, std::size_t size) noexcept) noexcept;
 
 /// @brief The launcher's pending flush request (its count), or 0 when it has none; `gpu` tells
-/// whether it wants CUPTI's records too (the flag is taken: cleared for the next request).
-[[nodiscard]] std::uint64_t pending_request(bool* gpu) noexcept;
+/// whether it wants CUPTI's records too, `raise` whether GPU recording is to be raised
+/// (flight_requests.hpp; the flags are taken: cleared for the next request).
+[[nodiscard]] std::uint64_t pending_request(bool* gpu, bool* raise) noexcept;
 
 /// @brief Says request `n` was answered (every partly filled block is in the ring).
 void answer(std::uint64_t n) noexcept;

@@ -35,6 +35,9 @@ struct flight_options {
   std::int64_t cooldown_ns = 10'000'000'000;
   std::int64_t hang_ns = 0;  ///< 0: no hang report
   bool job_scope = false;    ///< --dump-scope=job: a dump on any rank dumps every rank
+  /// --cuda-raise (gpu_sample_options.hpp, set by the launcher): GPU recording in full for this
+  /// long after a dump that a trigger, hang or request started, then a dump of it (0: none).
+  std::int64_t raise_ns = 0;
 
   /// @brief Takes `arg` if it is one of these options (`next` gives the value of the
   /// `--opt VALUE` form). @return false when it is not. @throws option_error naming the option.

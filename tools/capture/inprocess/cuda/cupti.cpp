@@ -45,6 +45,7 @@
 #include "../capture_gate.hpp"
 #include "../inject_internal.hpp"
 #include "api_calls.hpp"
+#include "gpu_sampler.hpp"
 #include "graph_nodes.hpp"
 
 #include <cupti.h>
@@ -121,6 +122,20 @@ std::atomic<std::uint32_t> g_live_request{0};   ///< bumped to request a live fl
 std::atomic<std::uint32_t> g_live_done{0};      ///< futex word: the last live request served
 std::atomic<bool> g_flusher_running{false};
 std::atomic<std::uint64_t> g_dropped{0};  ///< records lost so far (CUPTI's count, and ours)
+
+// The capture window (set_gpu_window) and --cuda-sample's periods (set_gpu_sample): the activity
+// kinds start_cupti enabled are enabled only while the window is open and a period (or a raise)
+// runs. Under g_window_mutex.
+std::mutex g_window_mutex;
+bool g_kinds_ready = false;  ///< start_cupti enabled its kinds
+bool g_kinds_on = true;
+bool g_window_on = true;       ///< the capture window is open
+bool g_sample_on = true;       ///< a sampled period or a raise runs (always, without --cuda-sample)
+bool g_raised = false;         ///< ... a raise
+bool g_sampling = false;       ///< --cuda-sample: each switch is written as a `gpu_detail` record
+bool g_marked_raised = false;  ///< the cause the last `on` record gave
+bool g_um_on = false;          ///< unified memory migrations are recorded (start_unified_memory)
+CUpti_ActivityKind g_kernel_kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
 
 // ---------------------------------------------------------------------------------------------
 
@@ -388,6 +403,18 @@ void final_flush() noexcept {
   int expected = active;
   if (!g_state.compare_exchange_strong(expected, closing, std::memory_order_acq_rel)) {
     return;
+  }
+  {
+    // No switch after this one (the sampler's thread may still run); a sampled period running
+    // ends here, where the program's work stops being recorded.
+    std::lock_guard<std::mutex> lock{g_window_mutex};
+    if (g_sampling && g_kinds_ready && g_kinds_on) {
+      char text[64];
+      int const n = std::snprintf(text, sizeof text, "gpu_detail=off:%lld:0",
+                                  static_cast<long long>(monotonic_ns()));
+      write_info(std::string_view{text, static_cast<std::size_t>(n)});
+    }
+    g_kinds_ready = false;
   }
   // Our own synchronisation is not the program's: stop recording API calls first.
   g_api.disable(CUPTI_ACTIVITY_KIND_RUNTIME);
@@ -705,40 +732,87 @@ std::string start_driver_launches(void* lib) {
   return "driver_api=launches:" + std::to_string(g_launch_cbid_count);
 }
 
-// The capture window (set_gpu_window): the activity kinds start_cupti enabled are disabled
-// while it is closed.
-std::mutex g_window_mutex;
-bool g_kinds_ready = false;  ///< start_cupti enabled its kinds (under g_window_mutex)
-bool g_kinds_on = true;
-bool g_um_on = false;  ///< unified memory migrations are recorded (start_unified_memory)
-CUpti_ActivityKind g_kernel_kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-
 /// Enables or disables the recorded kinds (caller holds g_window_mutex).
 void set_kinds(bool on) noexcept {
   if (!g_kinds_ready || on == g_kinds_on) {
     return;
   }
   g_kinds_on = on;
+  // NVTXPP_SAMPLE_PROFILE=1 (a diagnostic): how long each of CUPTI's calls took, as an info
+  // record `gpu_switch_profile=on|off:<kind>=<ns>,...`.
+  static bool const profile = std::getenv("NVTXPP_SAMPLE_PROFILE") != nullptr;
+  char text[256];
+  int len =
+      profile ? std::snprintf(text, sizeof text, "gpu_switch_profile=%s:", on ? "on" : "off") : 0;
+  auto timed = [&](int what, auto&& call) {
+    std::int64_t const t = profile ? monotonic_ns() : 0;
+    call();
+    if (profile && len > 0 && static_cast<std::size_t>(len) < sizeof text - 24) {
+      len += std::snprintf(text + len, sizeof text - static_cast<std::size_t>(len), "%d=%lld,",
+                           what, static_cast<long long>(monotonic_ns() - t));
+    }
+  };
   for (auto kind : {g_kernel_kind, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
                     CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_RUNTIME,
                     CUPTI_ACTIVITY_KIND_DRIVER}) {
     if (kind == CUPTI_ACTIVITY_KIND_DRIVER && !driver_api_wanted()) {
       continue;
     }
-    if (on) {
-      g_api.enable(kind);
-    } else {
-      g_api.disable(kind);
-    }
+    timed(static_cast<int>(kind), [&] { on ? g_api.enable(kind) : g_api.disable(kind); });
   }
   if (g_um_on) {
-    if (on) {
-      g_api.enable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
-    } else {
-      g_api.disable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
-    }
+    timed(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER, [&] {
+      on ? g_api.enable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER)
+         : g_api.disable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+    });
   }
-  enable_launch_cbids(on);
+  timed(0, [&] { enable_launch_cbids(on); });  // 0: the driver launch functions, one by one
+  if (profile && len > 0 && static_cast<std::size_t>(len) < sizeof text) {
+    write_info(std::string_view{text, static_cast<std::size_t>(len)});
+  }
+}
+
+/// The state both switches ask for, applied (caller holds g_window_mutex). With --cuda-sample,
+/// every change is an info record `gpu_detail=on:<ns>:<sample|raise>:<switch ns>` or
+/// `gpu_detail=off:<ns>:<switch ns>`: <ns> the edge on CUPTI's clock (an `on` once CUPTI records,
+/// an `off` before it stops), <switch ns> how long CUPTI took to switch. The readers keep the GPU
+/// work whose launching call started between an `on` and the next `off` (docs/leave-it-on.md).
+void apply_gpu_state() noexcept {
+  if (!g_kinds_ready) {
+    return;
+  }
+  bool const want = g_window_on && g_sample_on;
+  if (want == g_kinds_on) {
+    if (want && g_sampling && g_raised != g_marked_raised) {
+      g_marked_raised = g_raised;  // a raise inside a period, or a period after a raise
+      char text[96];
+      int const n =
+          std::snprintf(text, sizeof text, "gpu_detail=on:%lld:%s:0",
+                        static_cast<long long>(monotonic_ns()), g_raised ? "raise" : "sample");
+      write_info(std::string_view{text, static_cast<std::size_t>(n)});
+    }
+    return;
+  }
+  std::int64_t const before = monotonic_ns();
+  set_kinds(want);
+  std::int64_t const after = monotonic_ns();
+  if (!g_sampling) {
+    return;
+  }
+  char text[96];
+  int n = 0;
+  if (want) {
+    g_marked_raised = g_raised;
+    n = std::snprintf(text, sizeof text, "gpu_detail=on:%lld:%s:%lld",
+                      static_cast<long long>(after), g_raised ? "raise" : "sample",
+                      static_cast<long long>(after - before));
+  } else {
+    n = std::snprintf(text, sizeof text, "gpu_detail=off:%lld:%lld", static_cast<long long>(before),
+                      static_cast<long long>(after - before));
+  }
+  if (n > 0 && static_cast<std::size_t>(n) < sizeof text) {
+    write_info(std::string_view{text, static_cast<std::size_t>(n)});
+  }
 }
 
 /// Enables the first `count` of the transfer counters: host to device, device to host, device to
@@ -766,6 +840,12 @@ std::string start_unified_memory(void* lib) {
   if (char const* v = std::getenv("NVTXPP_UNIFIED_MEMORY");
       v != nullptr && std::strcmp(v, "off") == 0) {
     return "unified_memory=off";
+  }
+  if (gpu_sampler::read_plan().on_ns != 0) {
+    // Switched at every period, CUPTI's migration counters would cost the switch off 2 s
+    // (cuptiActivityDisable(UNIFIED_MEMORY_COUNTER), CUPTI 13.0 on the H200; the other kinds
+    // take microseconds): sampled runs leave migrations out (docs/leave-it-on.md).
+    return "unified_memory=off:--cuda-sample";
   }
   std::string why;
   if (!resolve(lib, "cuptiActivityConfigureUnifiedMemoryCounter", g_api.configure_um, why)) {
@@ -815,8 +895,8 @@ void enable_deferred_unified_memory() noexcept {
     return;
   }
   g_um_on = true;
-  if (g_kinds_ready && !gate::window_open()) {
-    g_api.disable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);  // outside the capture window
+  if (g_kinds_ready && !g_kinds_on) {
+    g_api.disable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);  // outside the window or periods
   }
   write_info("unified_memory=on" + g_um_note);
 }
@@ -902,29 +982,27 @@ std::string start_cupti() {
     write_info(um);
   }
   start_stream_names(lib);
+  gpu_sampler::plan const sample = gpu_sampler::read_plan();
+  if (sample.on_ns != 0) {
+    write_info("gpu_sample=" + std::to_string(sample.on_ns) + "/" +
+               std::to_string(sample.period_ns));
+  }
   {
     std::lock_guard<std::mutex> lock{g_window_mutex};
     g_kinds_ready = true;
-    if (!gate::window_open()) {  // outside the capture window: nothing until it opens
-      set_kinds(false);
-    }
+    g_sampling = sample.on_ns != 0;
+    g_window_on = gate::window_open();  // outside the capture window: nothing until it opens
+    g_sample_on = !g_sampling;          // the sampler says when its first period runs
+    apply_gpu_state();
   }
+  gpu_sampler::start();
   return {};
 }
 
 void start_flusher() noexcept {
-  pthread_attr_t attr;
-  if (::pthread_attr_init(&attr) != 0) {
-    return;
-  }
-  ::pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  ::pthread_attr_setstacksize(&attr, 256 * 1024);
-  pthread_t thread{};
-  if (::pthread_create(&thread, &attr, &flusher_main, nullptr) == 0) {
-    ::pthread_setname_np(thread, "nvtxpp-cupti");
+  if (start_thread(&flusher_main, "nvtxpp-cupti", 256 * 1024)) {
     g_flusher_running.store(true, std::memory_order_release);
   }
-  ::pthread_attr_destroy(&attr);
 }
 
 int initialize() noexcept {
@@ -996,7 +1074,18 @@ void set_gpu_window(bool open) noexcept {
     return;  // a forked child: CUPTI is the parent's
   }
   std::lock_guard<std::mutex> lock{g_window_mutex};
-  set_kinds(open);
+  g_window_on = open;
+  apply_gpu_state();
+}
+
+void set_gpu_sample(bool on, bool raised) noexcept {
+  if (!same_process()) {
+    return;  // a forked child: CUPTI is the parent's
+  }
+  std::lock_guard<std::mutex> lock{g_window_mutex};  // (after the final flush: a no-op)
+  g_sample_on = on;
+  g_raised = on && raised;
+  apply_gpu_state();
 }
 
 void after_fork_in_child() noexcept {

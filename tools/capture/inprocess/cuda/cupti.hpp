@@ -114,4 +114,9 @@ void after_fork_in_child() noexcept;
 /// are enabled only while it is open, so nothing outside it is recorded.
 void set_gpu_window(bool open) noexcept;
 
+/// @brief --cuda-sample (inprocess/cuda/gpu_sampler.cpp): a sampled period or a raise (`raised`)
+/// runs (`on`), or neither. GPU activity is recorded only while the capture window is open and
+/// one runs; each switch is written as an info record `gpu_detail`.
+void set_gpu_sample(bool on, bool raised) noexcept;
+
 }  // namespace nvtxpp::capture::cupti

@@ -2,6 +2,7 @@
 // InitializeInjection, and the capture file says why there is no GPU activity.
 #include "../inject_internal.hpp"
 #include "cupti.hpp"
+#include "gpu_sampler.hpp"
 
 namespace nvtxpp::capture::cupti {
 
@@ -10,8 +11,15 @@ void flush_from_signal(int) noexcept {}
 bool flush_live(std::int64_t) noexcept { return true; }
 void after_fork_in_child() noexcept {}
 void set_gpu_window(bool) noexcept {}
+void set_gpu_sample(bool, bool) noexcept {}
 
 }  // namespace nvtxpp::capture::cupti
+
+namespace nvtxpp::capture::gpu_sampler {
+
+void raise() noexcept {}  // no CUPTI: nothing is sampled, nothing to raise
+
+}  // namespace nvtxpp::capture::gpu_sampler
 
 extern "C" {
 

@@ -38,6 +38,7 @@ class process_reader {
     threads_.deliver_heap_usage();
     settle_end();
     threads_.close_open(end_ns_);
+    gpu_.deliver_detail_periods(end_ns_);
     ctx_.graphs.finish(
         ctx_.pid,
         [&](graph_range_info const& g) { ctx_.each([&](trace_sink& s) { s.on_graph_range(g); }); },

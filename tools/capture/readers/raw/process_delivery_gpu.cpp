@@ -86,6 +86,7 @@ void bound_by_thread(std::vector<rec::stream_piece> const& pieces, std::uint64_t
 
 void gpu_delivery::deliver() {
   offset_ = align_clock();
+  read_detail_periods();
   bool all_driver_calls = true;
   launch_index const launches{api_records(all_driver_calls)};
   deliver_offset_info();
@@ -142,6 +143,96 @@ std::int64_t gpu_delivery::align_clock() {
   }
   offset_text_ = fmt::format("clock_offset_ns={}", offset);
   return offset;
+}
+
+/// --cuda-sample's records: the periods' edges, and each API call's start when there are any.
+void gpu_delivery::read_detail_periods() {
+  for (auto const& g : ctx_.pf.gpu) {
+    if (g.kind != rec::gpu_record::info) {
+      continue;
+    }
+    std::string_view const text{reinterpret_cast<char const*>(g.body), g.size};
+    auto const eq = text.find('=');
+    if (eq != std::string_view::npos && !detail_.on_info(text.substr(0, eq), text.substr(eq + 1))) {
+      ctx_.warn("gpu_record", fmt::format("pid {}: malformed info record '{}'", ctx_.pid, text));
+    }
+  }
+  if (!detail_.sampled()) {
+    return;
+  }
+  for (auto const& g : ctx_.pf.gpu) {
+    if (g.kind == rec::gpu_record::api && g.size >= sizeof(rec::gpu_api)) {
+      auto const a = rec::load<rec::gpu_api>(g.body);
+      call_start_.emplace(a.correlation, a.start);
+    }
+  }
+}
+
+/// The edge rule of the sampled mode (docs/leave-it-on.md): GPU work is kept when the call
+/// that launched it is in the recording and started inside a period (CUPTI's clock, before
+/// align_clock's shift). Work whose call is not (launched as CUPTI was being switched on, its
+/// call started before the period) is left out; migrations, which no call launches, are kept
+/// when they started inside a period (the overload below). A record left out is counted.
+/// Always false without --cuda-sample.
+bool gpu_delivery::sampled_out(std::uint32_t correlation, launch_index const& launches) {
+  if (!detail_.sampled()) {
+    return false;
+  }
+  if (std::uint32_t const by = launches.launcher(correlation); by != 0) {
+    if (auto const it = call_start_.find(by); it != call_start_.end()) {
+      return sampled_out(it->second);
+    }
+  }
+  ++sampled_out_;
+  return true;
+}
+
+bool gpu_delivery::sampled_out(std::int64_t start) {
+  if (!detail_.sampled() || detail_.contains(start)) {
+    return false;
+  }
+  ++sampled_out_;
+  return true;
+}
+
+void gpu_delivery::deliver_detail_periods(std::int64_t end_ns) {
+  if (!detail_.sampled()) {
+    return;
+  }
+  detail_.close(end_ns - offset_);  // the process's end, on CUPTI's clock
+  domain_info const d{ctx_.pid, gpu_detail_domain_index, gpu_detail_domain};
+  ctx_.each([&](trace_sink& s) { s.on_domain(d); });
+  std::uint64_t id = gpu_detail_range_id;
+  for (auto const& p : detail_.in_window()) {
+    range_info r;
+    r.pid = ctx_.pid;
+    r.style = range_style::start_end;
+    r.tid = ctx_.pid;  // the process's main thread: a start/end range belongs to no stack
+    r.end_tid = ctx_.pid;
+    r.start_ns = sane_ns(p.start + offset_);
+    r.end_ns = std::max(r.start_ns, sane_ns(p.end + offset_));
+    r.id = ++id;
+    r.name = p.raised ? gpu_detail_raised : gpu_detail_sampled;
+    r.attr.domain = gpu_detail_domain_index;
+    r.attr.domain_name = gpu_detail_domain;
+    ctx_.each([&](trace_sink& s) { s.on_range(r); });
+  }
+  std::string const left = std::to_string(sampled_out_);
+  gpu_info const i{ctx_.pid, "gpu_detail_left_out", left};
+  ctx_.each([&](trace_sink& s) { s.on_gpu_info(i); });
+  // What CUPTI's switches cost: "<n on>:<median ns>:<n off>:<median ns>".
+  auto median = [](std::vector<std::int64_t> v) {
+    if (v.empty()) {
+      return std::int64_t{0};
+    }
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  std::string const cost =
+      fmt::format("{}:{}:{}:{}", detail_.switch_on_ns().size(), median(detail_.switch_on_ns()),
+                  detail_.switch_off_ns().size(), median(detail_.switch_off_ns()));
+  gpu_info const c{ctx_.pid, "gpu_detail_switch_ns", cost};
+  ctx_.each([&](trace_sink& s) { s.on_gpu_info(c); });
 }
 
 /// The process's API records, for launch_index; and whether the recording lists every driver
@@ -207,7 +298,7 @@ void gpu_delivery::on_kernel(gpu_record_ref const& g, launch_index const& launch
     return;
   }
   kernel_info k{ctx_.pid, rec::load<rec::gpu_kernel>(g.body), {}, {}};
-  if (bad_times(g, k.raw.start, k.raw.end)) {
+  if (bad_times(g, k.raw.start, k.raw.end) || sampled_out(k.raw.correlation, launches)) {
     return;
   }
   shift(k.raw);
@@ -222,7 +313,9 @@ void gpu_delivery::on_memcpy(gpu_record_ref const& g, launch_index const& launch
     return;
   }
   memcpy_info m{ctx_.pid, rec::load<rec::gpu_memcpy>(g.body)};
-  if (bad_times(g, m.raw.start, m.raw.end)) {
+  if (bad_times(g, m.raw.start, m.raw.end) ||
+      (rec::is_migration(m.raw.copy_kind) ? sampled_out(m.raw.start)
+                                          : sampled_out(m.raw.correlation, launches))) {
     return;
   }
   shift(m.raw);
@@ -239,7 +332,7 @@ void gpu_delivery::on_memset(gpu_record_ref const& g, launch_index const& launch
     return;
   }
   memset_info m{ctx_.pid, rec::load<rec::gpu_memset>(g.body)};
-  if (bad_times(g, m.raw.start, m.raw.end)) {
+  if (bad_times(g, m.raw.start, m.raw.end) || sampled_out(m.raw.correlation, launches)) {
     return;
   }
   shift(m.raw);
@@ -252,7 +345,7 @@ void gpu_delivery::on_sync(gpu_record_ref const& g) {
     return;
   }
   sync_info m{ctx_.pid, rec::load<rec::gpu_sync>(g.body)};
-  if (bad_times(g, m.raw.start, m.raw.end)) {
+  if (bad_times(g, m.raw.start, m.raw.end) || sampled_out(m.raw.start)) {
     return;
   }
   shift(m.raw);
@@ -265,7 +358,7 @@ void gpu_delivery::on_api(gpu_record_ref const& g, launch_index const& launches,
     return;
   }
   api_info a{ctx_.pid, rec::load<rec::gpu_api>(g.body), {}};
-  if (bad_times(g, a.raw.start, a.raw.end)) {
+  if (bad_times(g, a.raw.start, a.raw.end) || sampled_out(a.raw.start)) {
     return;
   }
   a.nested = launches.nested(a.raw);
@@ -291,6 +384,9 @@ void gpu_delivery::on_info(gpu_record_ref const& g) {
   auto const eq = text.find('=');
   gpu_info const i{ctx_.pid, text.substr(0, eq),
                    eq == std::string_view::npos ? std::string_view{} : text.substr(eq + 1)};
+  if (i.key == "gpu_detail" || i.key == "gpu_window") {
+    return;  // the periods, delivered as ranges (deliver_detail_periods)
+  }
   warn_for_info(i);
   ctx_.each([&](trace_sink& s) { s.on_gpu_info(i); });
 }

@@ -3,6 +3,7 @@
 /// onto the NVTX events' clock and tied to their launching calls, to the sinks.
 #pragma once
 
+#include "../../model/gpu_detail.hpp"
 #include "../../model/graph_launches.hpp"
 #include "../../model/graph_ranges.hpp"
 #include "../../model/launch_index.hpp"
@@ -34,6 +35,11 @@ class gpu_delivery {
   /// (`names`: CUPTI stream id -> name), so delivered after the threads.
   void deliver_streams(std::unordered_map<std::uint32_t, std::string> const& names);
 
+  /// --cuda-sample: the periods with GPU detail, as ranges of the domain nvtxpp-capture
+  /// (model/gpu_detail.hpp), a period still open ending at `end_ns`; and how many GPU records
+  /// the edge rule left out. Nothing for a process recorded without sampling.
+  void deliver_detail_periods(std::int64_t end_ns);
+
  private:
   std::int64_t align_clock();
   std::vector<rec::gpu_api> api_records(bool& all_driver_calls) const;
@@ -50,6 +56,9 @@ class gpu_delivery {
   void on_info(gpu_record_ref const& g);
   void warn_for_info(gpu_info const& i);
 
+  void read_detail_periods();
+  bool sampled_out(std::uint32_t correlation, launch_index const& launches);
+  bool sampled_out(std::int64_t start);
   void deliver_graph_launches();
   void warn_unattributed();
 
@@ -76,6 +85,11 @@ class gpu_delivery {
   std::unordered_map<std::uint32_t, std::string> demangled_;  // by the kernel name's string id
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, int> streams_;
   graph_launches launches_;  // graph_trace::graph: node work folded per launch
+  // --cuda-sample: the periods, the start of each API call by correlation id (the edge rule
+  // keeps work whose launching call started in a period), the records it left out.
+  gpu_detail_periods detail_;
+  std::unordered_map<std::uint32_t, std::int64_t> call_start_;
+  std::uint64_t sampled_out_ = 0;
 };
 
 }  // namespace nvtxpp::capture::detail
