@@ -96,6 +96,12 @@ set(NVTXPP_TEST_COSTS
 # mostly waits (NVTXPP_WAITING_TESTS), which takes one. So no more tests that keep a core busy
 # run at once than there are cores, and those that wait fill the slots they leave.
 set(NVTXPP_TSAN_BUSY_TESTS
+  # diff's tests judge programs' timings: beside three others on a core they cried wolf
+  # (capture.diff_gate, a fresh clone's TSan stage): each keeps its core
+  capture.diff_same capture.diff_one_run capture.diff_slowdown capture.diff_calls
+  capture.diff_new_gone capture.diff_group capture.diff_pooled capture.diff_gate capture.diff_nsys
+  capture.diff_bad capture.diff_nothing_common capture.diff_svg capture.diff_summary_group
+  capture.diff_relative
   capture.call_table capture.job_two_jobs capture.exit_busy capture.flight_dump
   capture.ring_threads capture.job_trigger capture.job_hang capture.shared_stale_entries
   capture.flight_sigkill instrument_threads capture.sqlite capture.merge_json_bad
