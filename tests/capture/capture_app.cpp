@@ -12,12 +12,14 @@
 #include <x86intrin.h>
 #endif
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <csignal>
@@ -560,10 +562,62 @@ int fake_gpu_sample_steps(void (*launch)(int, std::size_t)) {
   return 0;
 }
 
+// The names of this process's threads (/proc/self/task/*/comm), comma-separated.
+std::string thread_names() {
+  std::string names;
+  if (DIR* d = ::opendir("/proc/self/task")) {
+    while (dirent* e = ::readdir(d)) {
+      if (e->d_name[0] == '.') {
+        continue;
+      }
+      std::string const path = std::string{"/proc/self/task/"} + e->d_name + "/comm";
+      if (FILE* f = std::fopen(path.c_str(), "r")) {
+        char name[64] = {};
+        if (std::fgets(name, sizeof name, f) != nullptr) {
+          name[std::strcspn(name, "\n")] = '\0';
+          names += (names.empty() ? "" : ",") + std::string{name};
+        }
+        std::fclose(f);
+      }
+    }
+    ::closedir(d);
+  }
+  return names;
+}
+
+// Waits (up to 20 s) until a thread of each name in $APP_THREADS (comma-separated) runs in this
+// process; prints "threads: all" when they all do, else "threads: missing NAME..."; then the
+// names seen ("seen: ...").
+void wait_for_threads() {
+  std::string const want = std::getenv("APP_THREADS") != nullptr ? std::getenv("APP_THREADS") : "";
+  auto missing = [&want] {
+    std::string const have = "," + thread_names() + ",";
+    std::string out;
+    for (std::size_t at = 0; at < want.size();) {
+      std::size_t const comma = std::min(want.find(',', at), want.size());
+      std::string const name = want.substr(at, comma - at);
+      if (!name.empty() && have.find("," + name + ",") == std::string::npos) {
+        out += " " + name;
+      }
+      at = comma + 1;
+    }
+    return out;
+  };
+  std::string gone = missing();
+  for (int i = 0; i < 2000 && !gone.empty(); ++i) {
+    ::usleep(10'000);
+    gone = missing();
+  }
+  std::printf("threads: %s\nseen: %s\n", gone.empty() ? "all" : ("missing" + gone).c_str(),
+              thread_names().c_str());
+  std::fflush(stdout);
+}
+
 // With the test double of CUPTI (fake_cupti.cpp, NVTXPP_CUPTI_PATH): "cuInit", then 3 kernel
 // launches (and a copy and a memset) inside the range "gpu work". mode: exit (return 0), none
 // (no GPU work), drop (CUPTI drops 5 records), term (SIGTERM with the records still buffered),
-// fork (a child after the work).
+// fork (a child after the work), our_threads (first waits for the threads $APP_THREADS names:
+// wait_for_threads).
 int fake_gpu_case(std::string const& mode) {
   if (!call_cuda_injection()) {
     return 65;
@@ -609,6 +663,14 @@ int fake_gpu_case(std::string const& mode) {
   }
   if (mode == "sample_steps") {
     return fake_gpu_sample_steps(launch);
+  }
+  if (mode == "our_threads") {
+    // Ranges enough to fill several 64 KiB blocks (the block writer's work), then the threads.
+    for (int i = 0; i < 20'000; ++i) {
+      nvtxRangePushA("fill");
+      nvtxRangePop();
+    }
+    wait_for_threads();
   }
   // The fake creates stream 0x5000 (its CUPTI stream 7) in launch(): the name is given first,
   // as a program may name a handle before or after the stream exists.

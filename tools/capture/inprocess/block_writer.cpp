@@ -19,6 +19,7 @@
 #include "cuda/gpu_sampler.hpp"
 #include "flight_ring.hpp"
 #include "inject_internal.hpp"
+#include "our_threads.hpp"
 
 #include <linux/futex.h>
 #include <pthread.h>
@@ -121,6 +122,7 @@ bool reserve_extra_block() noexcept {
 
 std::atomic<rec::chunk*> g_queue{nullptr};  ///< full blocks, most recent first
 std::atomic<pid_t> g_writer_pid{0};         ///< process whose writer thread runs (0: none)
+std::atomic<pid_t> g_writer_failed_pid{0};  ///< process whose writer thread could not start
 std::atomic<bool> g_writer_starting{false};
 std::atomic<bool> g_writer_started{false};  ///< the writer thread runs its loop (fork waits for it)
 pthread_t g_writer_thread{};
@@ -423,20 +425,38 @@ void* writer_main(void*) noexcept {
   return nullptr;
 }
 
-/// Starts this process's writer thread once; false when it is not running (yet).
+/// Starts this process's writer thread once; false when it is not running (yet). A writer that
+/// could not start is said once and not tried again in this process (each try would cost the
+/// block's thread a system call or more); a forked child tries once of its own.
 bool ensure_writer() noexcept {
   if (writer_running()) {
     return true;
   }
+  pid_t const self = ::getpid();
+  if (g_writer_failed_pid.load(std::memory_order_acquire) == self) {
+    return false;  // the program's threads write their blocks
+  }
   if (g_writer_starting.exchange(true, std::memory_order_acq_rel)) {
     return false;  // another thread is starting it: write this block directly
   }
-  bool const ok = start_thread(&writer_main, "nvtxpp-capture", 64 * 1024, &g_writer_thread);
-  if (ok) {
-    g_writer_pid.store(::getpid(), std::memory_order_release);
+  int const error = start_thread(&writer_main, "nvtxpp-capture", 64 * 1024, &g_writer_thread);
+  if (error == 0) {
+    g_writer_pid.store(self, std::memory_order_release);
+  } else {
+    g_writer_failed_pid.store(self, std::memory_order_release);
+    if (flight::active()) {
+      say_thread_failed("--flight-recorder: the block writer thread could not start", error,
+                        "the program's threads write their full blocks; a dump holds no "
+                        "partly filled block, waits its limit for an answer and raises no GPU "
+                        "detail");
+    } else {
+      say_thread_failed("the block writer thread could not start", error,
+                        "the program's threads write their blocks (every range recorded, each "
+                        "64 KiB block written by the thread that filled it)");
+    }
   }
   g_writer_starting.store(false, std::memory_order_release);
-  return ok;
+  return error == 0;
 }
 
 /// Hands a full block to the writer and wakes it if it sleeps; `urgent` (the thread is short of

@@ -10,7 +10,7 @@
 #include "../common/name_pattern.hpp"
 #include "../common/name_spec.hpp"
 #include "cuda/cupti.hpp"
-#include "inject_internal.hpp"
+#include "our_threads.hpp"
 
 #include <pthread.h>
 #include <signal.h>
@@ -233,7 +233,34 @@ void* timer_main(void*) noexcept {
   }
 }
 
-void start_timer() noexcept { start_thread(&timer_main, "nvtxpp-window", 64 * 1024); }
+/// Starts the timer thread. Without one, a window by time would never open and --duration would
+/// never close one: the window then opens now and stays open (by time), or closes only when its
+/// trigger ends (--duration with a trigger), and the line says so.
+void start_timer() noexcept {
+  int const error = start_thread(&timer_main, "nvtxpp-window", 64 * 1024);
+  if (error == 0) {
+    return;
+  }
+  policy& p = *g_policy.load(std::memory_order_acquire);
+  bool by_time = false;
+  {
+    std::lock_guard<std::mutex> lock{*g_mutex};
+    by_time = p.by == trigger::time;
+    p.duration_ns = 0;
+    p.close_at = 0;
+    if (by_time && !p.done) {
+      p.open_from_ns = 0;
+      try_open(rec::monotonic_ns());
+    }
+  }
+  if (by_time) {
+    say_thread_failed("--delay/--duration: the capture window's timer thread could not start",
+                      error, "recording from now to the end of the run");
+  } else {
+    say_thread_failed("--duration: the capture window's timer thread could not start", error,
+                      "each window closes when its trigger ends");
+  }
+}
 
 }  // namespace
 

@@ -346,26 +346,6 @@ bool ensure_capture_started() noexcept { return setup_process(); }
 void write_file_record(std::uint32_t kind, iovec* parts, int count) noexcept {
   write_record(static_cast<rec::file_record>(kind), parts, count);
 }
-bool start_thread(void* (*main)(void*), char const* name, std::size_t stack_bytes,
-                  pthread_t* thread) noexcept {
-  pthread_attr_t attr;
-  if (::pthread_attr_init(&attr) != 0) {
-    return false;
-  }
-  ::pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  ::pthread_attr_setstacksize(&attr, stack_bytes);
-  pthread_t t{};
-  bool const ok = ::pthread_create(&t, &attr, main, nullptr) == 0;
-  ::pthread_attr_destroy(&attr);
-  if (ok) {
-    ::pthread_setname_np(t, name);
-    if (thread != nullptr) {
-      *thread = t;
-    }
-  }
-  return ok;
-}
-
 void write_file_bytes(void const* data, std::size_t size) noexcept {
   if (g_fd >= 0) {
     flight::take_batch(static_cast<unsigned char const*>(data), size,

@@ -3,7 +3,6 @@
 /// block writer): internal to libnvtxpp_inject.so, not exported.
 #pragma once
 
-#include <pthread.h>
 #include <sys/uio.h>
 
 #include <cstddef>
@@ -22,11 +21,5 @@ void write_file_record(std::uint32_t kind, iovec* parts, int count) noexcept;
 
 /// @brief Appends `size` bytes of whole, already encoded records in one write (a batch).
 void write_file_bytes(void const* data, std::size_t size) noexcept;
-
-/// @brief Starts one of our threads: detached, `stack_bytes` of stack, named `name` (what `top`
-/// and debuggers show); `main` blocks the signals it must not take. `thread` gets its handle.
-/// @return false when it could not be started
-bool start_thread(void* (*main)(void*), char const* name, std::size_t stack_bytes,
-                  pthread_t* thread = nullptr) noexcept;
 
 }  // namespace nvtxpp::capture

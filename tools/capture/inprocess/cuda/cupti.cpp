@@ -44,6 +44,7 @@
 #include "cupti.hpp"
 #include "../capture_gate.hpp"
 #include "../inject_internal.hpp"
+#include "../our_threads.hpp"
 #include "api_calls.hpp"
 #include "gpu_sampler.hpp"
 #include "graph_nodes.hpp"
@@ -1000,8 +1001,13 @@ std::string start_cupti() {
 }
 
 void start_flusher() noexcept {
-  if (start_thread(&flusher_main, "nvtxpp-cupti", 256 * 1024)) {
+  int const error = start_thread(&flusher_main, "nvtxpp-cupti", 256 * 1024);
+  if (error == 0) {
     g_flusher_running.store(true, std::memory_order_release);
+  } else {
+    say_thread_failed("the CUPTI flusher thread could not start", error,
+                      "GPU records reach a live dump only once CUPTI's buffer fills, and the "
+                      "program's end waits for the GPU with no time limit");
   }
 }
 

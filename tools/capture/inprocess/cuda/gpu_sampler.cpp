@@ -6,7 +6,7 @@
 // the block writer's thread (a dump request, flight_ring.hpp); it takes the same lock briefly.
 #include "gpu_sampler.hpp"
 
-#include "../inject_internal.hpp"
+#include "../our_threads.hpp"
 #include "cupti.hpp"
 
 #include <pthread.h>
@@ -49,6 +49,7 @@ struct state {
   std::int64_t offset = 0;        ///< CLOCK_REALTIME - CLOCK_MONOTONIC at start
   std::int64_t raised_until = 0;  ///< CLOCK_MONOTONIC ns (under `mutex`)
   pid_t pid = 0;                  ///< the process that started sampling
+  bool unsampled = false;         ///< the thread could not start: detail all the time
   std::mutex mutex;
   std::condition_variable cv;
 };
@@ -131,8 +132,18 @@ void start() noexcept {
     apply(*s, clock_ns(CLOCK_MONOTONIC));  // the state from the first moment, before the thread
   }
   g_state.store(s, std::memory_order_release);
-  // Without the thread (no resources), the state stays as it was set here.
-  start_thread(&sampler_main, "nvtxpp-sample", 64 * 1024);
+  int const error = start_thread(&sampler_main, "nvtxpp-sample", 64 * 1024);
+  if (error != 0) {
+    // Nothing would ever switch the state set above: GPU detail all the time instead (a period
+    // that never ends), rather than none or all after a moment's state.
+    {
+      std::lock_guard<std::mutex> lock{s->mutex};
+      s->unsampled = true;
+      cupti::set_gpu_sample(true, false);
+    }
+    say_thread_failed("--cuda-sample: the sampler thread could not start", error,
+                      "GPU detail recorded all the time");
+  }
 }
 
 void raise() noexcept {
@@ -141,6 +152,9 @@ void raise() noexcept {
     return;  // no sampling, no raise asked, or a forked child (CUPTI is the parent's)
   }
   std::lock_guard<std::mutex> lock{s->mutex};
+  if (s->unsampled) {
+    return;  // no sampler thread: GPU detail is recorded all the time already
+  }
   std::int64_t const now = clock_ns(CLOCK_MONOTONIC);
   s->raised_until = std::max(s->raised_until, now + s->p.raise_ns);
   apply(*s, now);  // at once, not at the thread's next edge

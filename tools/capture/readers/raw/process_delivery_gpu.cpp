@@ -391,7 +391,8 @@ void gpu_delivery::on_info(gpu_record_ref const& g) {
   ctx_.each([&](trace_sink& s) { s.on_gpu_info(i); });
 }
 
-/// Info records that say GPU activity is missing from the trace also warn.
+/// Info records that say GPU activity is missing from the trace, or that a thread of ours could
+/// not start in the program, also warn.
 void gpu_delivery::warn_for_info(gpu_info const& i) {
   if (i.key == "dropped" && i.value != "0") {
     ctx_.warn("gpu_dropped",
@@ -405,6 +406,9 @@ void gpu_delivery::warn_for_info(gpu_info const& i) {
   } else if (i.key == "cupti" && i.value.rfind("unavailable", 0) == 0) {
     ctx_.warn("gpu_unavailable",
               fmt::format("pid {}: no GPU activity recorded: CUPTI {}", ctx_.pid, i.value));
+  } else if (i.key == "thread") {
+    // One of our threads could not start inside the program (its words say what it turned off).
+    ctx_.warn("thread_failed", fmt::format("pid {}: {}", ctx_.pid, i.value));
   } else if (i.key == "unified_memory" && i.value.rfind("unavailable", 0) == 0) {
     ctx_.warn(
         "um_unavailable",
