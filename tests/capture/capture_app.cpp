@@ -662,6 +662,17 @@ int fake_gpu_case(std::string const& mode) {
     return fake_gpu_steps(launch);
   }
   if (mode == "sample_steps") {
+    // APP_DRIVER=1: each step's work launched through the driver API (fake_cupti_driver(0): two
+    // cuLaunchKernel, a copy and a memset), as Numba and cuBLASLt launch theirs.
+    static void (*driver)(int) = nullptr;
+    if (std::getenv("APP_DRIVER") != nullptr) {
+      driver = reinterpret_cast<void (*)(int)>(::dlsym(fake, "fake_cupti_driver"));
+      if (driver == nullptr) {
+        std::fprintf(stderr, "the fake CUPTI is not loaded\n");
+        return 66;
+      }
+      return fake_gpu_sample_steps([](int, std::size_t) { driver(0); });
+    }
     return fake_gpu_sample_steps(launch);
   }
   if (mode == "our_threads") {

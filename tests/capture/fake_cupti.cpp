@@ -156,17 +156,23 @@ CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind) {
 /// Driver functions enabled one by one (cuptiActivityEnableDriverApi); CUPTI_ACTIVITY_KIND_DRIVER
 /// records them all.
 std::atomic<bool> g_driver_api[CUPTI_DRIVER_TRACE_CBID_SIZE] = {};
+/// As CUPTI 13.0 does (seen on the H200): a driver function switched off one by one is not
+/// recorded again when it is switched back on.
+std::atomic<bool> g_driver_api_was_off[CUPTI_DRIVER_TRACE_CBID_SIZE] = {};
 
 CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable) {
   if (cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE) {
     return CUPTI_ERROR_INVALID_PARAMETER;
   }
   g_driver_api[cbid] = enable != 0;
+  if (enable == 0) {
+    g_driver_api_was_off[cbid] = true;
+  }
   return CUPTI_SUCCESS;
 }
 
 bool driver_recorded(CUpti_CallbackId cbid) {
-  return g_enabled[CUPTI_ACTIVITY_KIND_DRIVER] || g_driver_api[cbid];
+  return g_enabled[CUPTI_ACTIVITY_KIND_DRIVER] || (g_driver_api[cbid] && !g_driver_api_was_off[cbid]);
 }
 
 CUptiResult cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** record) {

@@ -166,6 +166,52 @@ def case_sample_capture(a, tmp):
           "every launch in the SQLite file started inside a period")
 
 
+def case_sample_driver(a, tmp):
+    """Work launched through the driver API (two cuLaunchKernel, a copy and a memset a step, as
+    Numba and cuBLASLt launch theirs), sampled: each launch inside a period has its calls and
+    its work under its step; none outside. The fake CUPTI, as CUPTI 13.0 does, records a driver
+    function switched off one by one never again: the driver functions' records stay on, and
+    the readers keep the calls that started in a period. A capture window (--capture-range=nvtx)
+    over the same program holds the calls of its step alone."""
+    out = os.path.join(tmp, "d.json")
+    driver = {"APP_DRIVER": "1"}
+    run_steps(a, tmp, ["--cuda-sample=20ms/100ms", "--no-summary"], out, env_extra=driver)
+    events = ft.load(out)["traceEvents"]
+    steps, marks = steps_and_launches(events)
+    ps = periods(events)
+    calls, kernels = check_edge_rule(events, ps, "driver launches")
+    check(all(c["name"].startswith("cu") for c in calls.values()),
+          f"driver calls only: {sorted({c['name'] for c in calls.values()})}")
+    clearly_in = [n for n, t in marks.items() if inside(t, ps, EDGE_US)]
+    clearly_out = [n for n, t in marks.items() if not inside(t, ps, -EDGE_US)]
+    by_step = {}
+    for c in calls.values():
+        for n, s_ in steps.items():
+            if s_["ts"] <= c["ts"] <= s_["ts"] + s_["dur"]:
+                by_step.setdefault(n, set()).add(c["args"]["correlation"])
+    kernel_corr = {k["args"]["correlation"] for k in kernels}
+    check(len(clearly_in) >= 5, f"launches inside periods: {clearly_in}")
+    check(all(len(by_step.get(n, ())) == 4 and len(by_step[n] & kernel_corr) == 2
+              for n in clearly_in),
+          f"each step inside a period: its 4 driver calls, its 2 kernels: "
+          f"{[(n, len(by_step.get(n, ()))) for n in clearly_in]}")
+    check(not any(n in by_step for n in clearly_out),
+          f"no driver call outside the periods: {sorted(n for n in clearly_out if n in by_step)}")
+    # A window over step 20 alone: its calls and work, none of the other steps' calls.
+    out = os.path.join(tmp, "w.json")
+    run_steps(a, tmp, ["--capture-range=nvtx", "--nvtx-capture=Train step 20", "--no-summary"],
+              out, steps=30, env_extra=driver)
+    events = ft.load(out)["traceEvents"]
+    steps, _ = steps_and_launches(events)
+    calls = of_cat(events, "cuda_api")
+    check(sorted(steps) == [20], f"the window holds step 20: {sorted(steps)}")
+    s20 = steps.get(20)
+    check(len(calls) == 4 and s20 is not None and
+          all(s20["ts"] <= c["ts"] <= s20["ts"] + s20["dur"] for c in calls),
+          f"the window holds step 20's 4 driver calls and no other: {len(calls)}")
+    check(len(of_cat(events, "cuda_kernel")) == 2, "and its 2 kernels")
+
+
 def case_sample_edge(a, tmp):
     """Work launched inside a period that runs past its end (kernels 15 ms behind their launch)
     is kept whole; work launched outside is not, even when it would run inside a period."""

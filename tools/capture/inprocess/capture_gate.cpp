@@ -324,6 +324,8 @@ void start() noexcept {
 
 bool window_open() noexcept { return g_open.load(std::memory_order_acquire); }
 
+bool windowed() noexcept { return g_policy.load(std::memory_order_acquire) != nullptr; }
+
 void profiler_api(bool start_call) noexcept {
   policy const* p = g_policy.load(std::memory_order_acquire);
   if (p == nullptr || p->by != trigger::cuda) {

@@ -16,6 +16,9 @@ void start() noexcept;
 /// @brief Whether the window is open now (GPU activity is recorded only then).
 [[nodiscard]] bool window_open() noexcept;
 
+/// @brief Whether the run has a capture window (capture options were given).
+[[nodiscard]] bool windowed() noexcept;
+
 /// @brief cudaProfilerStart (`start` true) or cudaProfilerStop was called.
 void profiler_api(bool start) noexcept;
 

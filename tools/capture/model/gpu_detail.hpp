@@ -13,6 +13,7 @@
 #include <iterator>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace nvtxpp::capture {
@@ -145,6 +146,47 @@ class gpu_detail_periods {
   bool sampled_ = false;
   std::int64_t from_ = 0;
   std::int64_t until_ = open;
+};
+
+/// @brief A process's capture window (--delay, --duration, --capture-range), on CUPTI's clock,
+/// from its `gpu_capture=on:<ns>` / `gpu_capture=off:<ns>` info records. CUPTI's records of the
+/// driver launch functions stay on outside the window (switched off, CUPTI would not record them
+/// again), so the readers keep only the API calls that started while the window was open.
+class capture_window_spans {
+ public:
+  /// @brief Takes the value of one `gpu_capture` record; false when malformed.
+  bool on_edge(std::string_view value) {
+    bool const on = value.substr(0, 3) == "on:";
+    if (!on && value.substr(0, 4) != "off:") {
+      return false;
+    }
+    std::int64_t const t =
+        std::strtoll(std::string{value.substr(on ? 3 : 4)}.c_str(), nullptr, 10);
+    any_ = true;
+    bool const is_open = !spans_.empty() && spans_.back().second == open;
+    if (on && !is_open) {
+      spans_.emplace_back(t, open);
+    } else if (!on && is_open) {
+      spans_.back().second = std::max(t, spans_.back().first);
+    }
+    return true;
+  }
+
+  /// @brief Whether the process had a capture window (its calls are then filtered).
+  [[nodiscard]] bool any() const noexcept { return any_; }
+
+  /// @brief Whether `t` lies in a span the window was open ([start, end)).
+  [[nodiscard]] bool contains(std::int64_t t) const noexcept {
+    auto it = std::upper_bound(
+        spans_.begin(), spans_.end(), t,
+        [](std::int64_t x, std::pair<std::int64_t, std::int64_t> const& s) { return x < s.first; });
+    return it != spans_.begin() && t < std::prev(it)->second;
+  }
+
+ private:
+  static constexpr std::int64_t open = INT64_MAX;
+  std::vector<std::pair<std::int64_t, std::int64_t>> spans_;  // by start
+  bool any_ = false;
 };
 
 }  // namespace nvtxpp::capture

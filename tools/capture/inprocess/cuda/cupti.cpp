@@ -767,9 +767,26 @@ void set_kinds(bool on) noexcept {
          : g_api.disable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
     });
   }
-  timed(0, [&] { enable_launch_cbids(on); });  // 0: the driver launch functions, one by one
+  // The driver launch functions' records (start_driver_launches) are not switched: once
+  // switched off one by one, CUPTI records them no more when they are switched on again (seen
+  // on the H200, CUDA 13.0: no cuLaunchKernel of Numba's, cuBLAS's or cuBLASLt's in any period
+  // after the first switch), so their GPU work was left out of every period. They stay on; the
+  // readers keep only the calls that started in a period or the capture window (the edge rule,
+  // and the `gpu_capture` edges below).
   if (profile && len > 0 && static_cast<std::size_t>(len) < sizeof text) {
     write_info(std::string_view{text, static_cast<std::size_t>(len)});
+  }
+}
+
+/// The capture window's edge as an info record `gpu_capture=on:<ns>` or `gpu_capture=off:<ns>`
+/// (CUPTI's clock): the readers keep the API calls that started while it was open (the driver
+/// launch functions' records are never switched off). Caller holds g_window_mutex.
+void write_window_edge(bool open, std::int64_t at) noexcept {
+  char text[64];
+  int const n = std::snprintf(text, sizeof text, "gpu_capture=%s:%lld", open ? "on" : "off",
+                              static_cast<long long>(at));
+  if (n > 0 && static_cast<std::size_t>(n) < sizeof text) {
+    write_info(std::string_view{text, static_cast<std::size_t>(n)});
   }
 }
 
@@ -995,6 +1012,9 @@ std::string start_cupti() {
     g_window_on = gate::window_open();  // outside the capture window: nothing until it opens
     g_sample_on = !g_sampling;          // the sampler says when its first period runs
     apply_gpu_state();
+    if (gate::windowed()) {
+      write_window_edge(g_window_on, monotonic_ns());  // the window's state from CUPTI's start
+    }
   }
   gpu_sampler::start();
   return {};
@@ -1080,8 +1100,15 @@ void set_gpu_window(bool open) noexcept {
     return;  // a forked child: CUPTI is the parent's
   }
   std::lock_guard<std::mutex> lock{g_window_mutex};
+  if (open == g_window_on) {
+    return;
+  }
+  std::int64_t const before = monotonic_ns();
   g_window_on = open;
   apply_gpu_state();
+  if (g_kinds_ready) {
+    write_window_edge(open, open ? monotonic_ns() : before);
+  }
 }
 
 void set_gpu_sample(bool on, bool raised) noexcept {

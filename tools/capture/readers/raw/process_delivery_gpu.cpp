@@ -153,7 +153,11 @@ void gpu_delivery::read_detail_periods() {
     }
     std::string_view const text{reinterpret_cast<char const*>(g.body), g.size};
     auto const eq = text.find('=');
-    if (eq != std::string_view::npos && !detail_.on_info(text.substr(0, eq), text.substr(eq + 1))) {
+    bool const ok =
+        eq != std::string_view::npos &&
+        (text.substr(0, eq) == "gpu_capture" ? window_.on_edge(text.substr(eq + 1))
+                                             : detail_.on_info(text.substr(0, eq), text.substr(eq + 1)));
+    if (eq != std::string_view::npos && !ok) {
       ctx_.warn("gpu_record", fmt::format("pid {}: malformed info record '{}'", ctx_.pid, text));
     }
   }
@@ -358,7 +362,12 @@ void gpu_delivery::on_api(gpu_record_ref const& g, launch_index const& launches,
     return;
   }
   api_info a{ctx_.pid, rec::load<rec::gpu_api>(g.body), {}};
-  if (bad_times(g, a.raw.start, a.raw.end) || sampled_out(a.raw.start)) {
+  // A call outside every period or outside the capture window: a driver launch function's (its
+  // records are never switched off: gpu_detail.hpp), or one at a switch. Not GPU work, so not
+  // counted among the records the edge rule left out.
+  if (bad_times(g, a.raw.start, a.raw.end) ||
+      (detail_.sampled() && !detail_.contains(a.raw.start)) ||
+      (window_.any() && !window_.contains(a.raw.start))) {
     return;
   }
   a.nested = launches.nested(a.raw);
@@ -384,7 +393,7 @@ void gpu_delivery::on_info(gpu_record_ref const& g) {
   auto const eq = text.find('=');
   gpu_info const i{ctx_.pid, text.substr(0, eq),
                    eq == std::string_view::npos ? std::string_view{} : text.substr(eq + 1)};
-  if (i.key == "gpu_detail" || i.key == "gpu_window") {
+  if (i.key == "gpu_detail" || i.key == "gpu_window" || i.key == "gpu_capture") {
     return;  // the periods, delivered as ranges (deliver_detail_periods)
   }
   warn_for_info(i);

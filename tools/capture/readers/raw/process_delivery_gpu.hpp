@@ -88,6 +88,7 @@ class gpu_delivery {
   // --cuda-sample: the periods, the start of each API call by correlation id (the edge rule
   // keeps work whose launching call started in a period), the records it left out.
   gpu_detail_periods detail_;
+  capture_window_spans window_;  // the capture window: calls outside it are not delivered
   std::unordered_map<std::uint32_t, std::int64_t> call_start_;
   std::uint64_t sampled_out_ = 0;
 };
