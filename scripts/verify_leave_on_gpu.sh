@@ -14,7 +14,7 @@
 #           NVTXPP_JOB_ID), the slow step on rank 1: each rank's dump with its kernels;
 #   window  --capture-range=nvtx --nvtx-capture=step --capture-range-end=none --duration=1 (the
 #           window opens at the first step, the timer closes it), and for
-#           the C++ program --delay=1.5 --duration=1 too: the window's steps with their kernels.
+#           the C++ program --delay=3.5 --duration=1 too: the window's steps with their kernels.
 # Any "could not start" from our threads fails the run.
 #
 #   scripts/verify_leave_on_gpu.sh [OUT_DIR]     (default: $OUT, else out/leave-on-gpu)
@@ -102,9 +102,8 @@ for name in $programs; do
     quiet_threads "$name job rank $k" "$p-job-rank$k.txt"
     grep -E "dump [0-9]" "$p-job-rank$k.txt" | head -n 3
   done
-  lo "$name job" job "$p-full.json" "$p-job.rank0.dump1.json" "$p-job.rank1.dump1.json"
-  lo "$name job raise (rank 0)" raise "$p-full.json" "$p-job.rank1.dump1.json" \
-    "$p-job.rank0.dump2.json"
+  lo "$name job" job "$p-full.json" "$p-job.rank0.dump1.json" "$p-job.rank0.dump2.json" \
+    "$p-job.rank1.dump1.json" "$p-job.rank1.dump2.json"
 
   step "$name: capture windows"
   check "$name window run" "$capture" --no-summary --capture-range=nvtx --nvtx-capture=step \
@@ -113,10 +112,10 @@ for name in $programs; do
   lo "$name window (capture range, --duration=1)" window "$p-full.json" "$p-range.json" \
     --duration 1
   if [ "$name" = blas ]; then
-    check "$name delay run" "$capture" --no-summary --delay=1.5 --duration=1 \
-      -o "$p-delay.json" -- "${cmd[@]}" --seconds 4 >"$p-delay.txt" 2>&1
+    check "$name delay run" "$capture" --no-summary --delay=3.5 --duration=1 \
+      -o "$p-delay.json" -- "${cmd[@]}" --seconds 5 >"$p-delay.txt" 2>&1
     quiet_threads "$name delay" "$p-delay.txt"
-    lo "$name window (--delay=1.5 --duration=1)" window "$p-full.json" "$p-delay.json" \
+    lo "$name window (--delay=3.5 --duration=1)" window "$p-full.json" "$p-delay.json" \
       --duration 1
   fi
 done

@@ -12,8 +12,9 @@ usage: leave_on_check.py MODE FULL.json TRACE.json [TRACE.json ...] [--duration 
   window   TRACE: a --delay/--duration capture. Its steps span no more than the duration (and a
            step); no kernel outside its steps; each step but the first and last has the full
            capture's kernels.
-  job      TRACE...: each rank's dump 1 of a job-wide dump: every rank's dump has steps, a GPU
-           detail period, and each step wholly inside a period has the full capture's kernels.
+  job      TRACE...: each rank's dump 1 and dump 2 of a job-wide dump and its raise: every rank's
+           dump 1 has steps and a period; its dump 2 a raised period whose steps have the full
+           capture's kernels.
 Prints one line per check ("- ..."), "FAIL: ..." for each failure; exit 0 when all hold.
 """
 import argparse
@@ -103,6 +104,26 @@ def check_raise(typical, trigger_dump, raised_dump, label):
           f"({kernels} kernels)")
 
 
+def check_job_rank(typical, trigger_dump, raised_dump, label):
+    if not os.path.exists(trigger_dump) or not os.path.exists(raised_dump):
+        fail(f"{label}: dumps missing: {trigger_dump} {raised_dump}")
+        return
+    events = sc.load(trigger_dump)
+    steps = [e for e in events if e.get("ph") == "X" and e.get("name") == "step"]
+    ps = sc.periods(events)
+    if not steps or not ps:
+        fail(f"{label}: the job's dump 1 holds {len(steps)} steps, {len(ps)} periods")
+    raised = named_periods(sc.load(raised_dump), "GPU detail: raised")
+    if not raised:
+        fail(f"{label}: no 'GPU detail: raised' period in dump 2")
+        return
+    _, _, inside, match, kernels = steps_inside(raised_dump, raised, typical, label + " raised")
+    print(f"- {label}: dump 1 holds {len(steps)} steps and {len(ps)} period(s); dump 2 "
+          f"{len(raised)} raised period(s) of {sum(b - a for a, b in raised) / 1e6:.2f} s, "
+          f"{len(inside)} steps inside, {len(match)} with the full capture's kernels "
+          f"({kernels} kernels)")
+
+
 def check_window(typical, trace, duration_s, label):
     events = sc.load(trace)
     steps, calls, got = sc.per_step(events)
@@ -150,8 +171,11 @@ def main():
     elif a.mode == "window":
         check_window(typical, a.traces[0], a.duration, label)
     else:
-        for i, t in enumerate(a.traces):
-            check_sample(typical, t, f"{label} rank {i}")
+        # Each rank's dump 1 (the job's trigger dump) and dump 2 (its raised steps).
+        if len(a.traces) % 2 != 0:
+            fail(f"{label}: give each rank's dump 1 and dump 2")
+        for i in range(0, len(a.traces) - 1, 2):
+            check_job_rank(typical, a.traces[i], a.traces[i + 1], f"{label} rank {i // 2}")
     return 1 if bad else 0
 
 
