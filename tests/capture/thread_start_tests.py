@@ -72,7 +72,12 @@ def case_heavy_fixture(a, tmp):
     p = subprocess.run([a.check], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                        timeout=60)
     check(p.returncode == 0, f"exit 0: {p.stderr}")
-    check("64 KiB: EINVAL" in p.stdout, f"a 64 KiB stack is refused: {p.stdout}")
+    if "ThreadSanitizer enlarges" in p.stdout:
+        # Under ThreadSanitizer its own pthread_create makes room for the TLS: the failure cannot
+        # show here (the release and AddressSanitizer stages check it); the rest still runs.
+        print("ThreadSanitizer: small stacks are enlarged by its runtime")
+    else:
+        check("64 KiB: EINVAL" in p.stdout, f"a 64 KiB stack is refused: {p.stdout}")
     check("8 MiB: ok" in p.stdout, f"an 8 MiB stack starts: {p.stdout}")
 
 
