@@ -21,6 +21,11 @@ set(NVTXPP_TEST_COSTS
   capture.sample_capture                         2.0   3.0   3.9
   capture.sample_raise                           1.5   2.0   2.4
   capture.sample_raise_job                       2.0   2.5   2.6
+  capture.sample_driver                          1.0   1.5   3.0
+  capture.heavy_sample_capture                   2.0   3.0   5.0
+  capture.heavy_sample_raise                     1.5   2.0   3.0
+  capture.heavy_refused_flight                   5.2   6.0  19.0
+  capture.heavy_window_time                      1.4   1.4   2.5
   capture.diff_svg                               0.3   0.8   6.6
   capture.domains_pattern                        0.1   0.3   3.2
   capture.fake_driver                            0.2   0.4   3.3
@@ -109,6 +114,7 @@ set(NVTXPP_TSAN_BUSY_TESTS
   capture.shared_killed capture.flight_dump_idle_thread capture.merge_signal capture.flight_window
   capture.shared_planted_files capture.flight_api_call capture.flight_api_call_off
   capture.merge_parallel_errors test_threads capture.merge_json capture.sample_capture
-  capture.sample_edge capture.sample_raise capture.sample_raise_job)
+  capture.sample_edge capture.sample_raise capture.sample_raise_job capture.sample_driver
+  capture.heavy_sample_capture capture.heavy_sample_raise capture.heavy_refused_flight)
 # Open MPI's teardown after a killed rank (the 10 s grace of job_tests.py), a hang timeout.
 set(NVTXPP_WAITING_TESTS capture.job_sigkill capture.fake_hang)
