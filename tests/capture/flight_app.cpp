@@ -281,11 +281,19 @@ int deadlock() {
   return 0;
 }
 
+/// This process's rank in a job: Open MPI's, else PyTorch's launchers' (RANK), else 0.
+int env_rank() {
+  char const* r = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (r == nullptr) {
+    r = std::getenv("RANK");
+  }
+  return r != nullptr ? std::atoi(r) : 0;
+}
+
 /// A rank of a job: 200 steps, then the last one stuck inside "allreduce" (or, on rank
 /// `odd_rank`, inside "forward") until STOP exists.
 int rank_stuck(char const* stop, int odd_rank) {
-  char const* r = std::getenv("OMPI_COMM_WORLD_RANK");
-  int const rank = r != nullptr ? std::atoi(r) : 0;
+  int const rank = env_rank();
   for (std::uint64_t i = 0; i < 200; ++i) {
     step(i);
   }
@@ -306,8 +314,7 @@ int rank_stuck(char const* stop, int odd_rank) {
 /// (after 100 steps, inside "step" > NAME until STOP exists; DIR/stuck.RANK once inside);
 /// "stuck_last:NAME" (the same once every other rank's DIR/stuck.R exists).
 int job(std::string const& dir, char const* stop, std::string const& role) {
-  char const* r = std::getenv("OMPI_COMM_WORLD_RANK");
-  int const rank = r != nullptr ? std::atoi(r) : 0;
+  int const rank = env_rank();
   std::string const pid_file = dir + "/pid." + std::to_string(rank);
   if (FILE* f = std::fopen((pid_file + ".tmp").c_str(), "w")) {
     std::fprintf(f, "%d\n", static_cast<int>(::getpid()));

@@ -115,6 +115,53 @@ def case_job_trigger(a, tmp):
         check(not late, f"no window goes on past 10 ms after the slow step (pid, ms): {late}")
 
 
+def torchrun_env(rank, size, port):
+    """The variables torchrun sets in each rank it starts (its default run id, "none")."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OMPI_", "PMI", "SLURM_"))}
+    env.update(RANK=str(rank), WORLD_SIZE=str(size), LOCAL_RANK=str(rank),
+               LOCAL_WORLD_SIZE=str(size), GROUP_RANK="0", TORCHELASTIC_RUN_ID="none",
+               MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    return env
+
+
+def case_job_torchrun(a, tmp):
+    """torchrun's ranks are a job (no mpirun needed: two ranks with the variables torchrun sets):
+    rank 1's slow step dumps both as dump 1, each file named by its rank; a second job beside it
+    (another rendezvous port, the same default run id) is not disturbed."""
+    stop = os.path.join(tmp, "stop")
+    out = os.path.join(tmp, "t.sqlite")
+    other_out = os.path.join(tmp, "other.sqlite")
+    opts = ["--flight-recorder=4MB", "--dump-scope=job", "--trigger=step>500ms", "--no-summary"]
+    procs = [subprocess.Popen([a.capture] + opts + ["-o", out, "--", a.app, "job", tmp, stop,
+                                                    "slow:1:150"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=torchrun_env(r, 2, 29511)) for r in range(2)]
+    other_dir = os.path.join(tmp, "other")
+    os.mkdir(other_dir)
+    procs += [subprocess.Popen([a.capture] + opts + ["-o", other_out, "--", a.app, "job",
+                                                     other_dir, stop, "run"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=torchrun_env(r, 2, 29512)) for r in range(2)]
+    dumps = [os.path.join(tmp, f"t.rank{r}.dump1.sqlite") for r in range(2)]
+    wait_for(lambda: all(os.path.exists(d) for d in dumps), "dump 1 of both ranks")
+    open(stop, "w").close()
+    errs = []
+    for p in procs:
+        _, err = p.communicate(timeout=240)
+        errs.append(err)
+        check(p.returncode == 0, f"a rank exits 0: {p.returncode} {err}")
+    check("rank 1: dump 1 (job dump started by rank 1: trigger 'step>500ms'" in errs[1],
+          f"rank 1 started it: {errs[1]}")
+    check(re.search(r"rank 0: dump 1 \(job dump started by rank 1", errs[0]) is not None,
+          f"rank 0 dumped the same moment: {errs[0]}")
+    for r, d in enumerate(dumps):
+        check(len(steps_in(d)) > 100, f"rank {r}'s window has steps")
+    for r, err in enumerate(errs[2:]):
+        check("dump 1 (at exit)" in err and "job dump started" not in err,
+              f"the other job's rank {r} dumped at its exit only: {err}")
+
+
 def case_job_sigkill(a, tmp):
     """SIGKILL of one rank's program: the three others dump the same moment (dump 1)."""
     if skip_without_mpirun(a):
@@ -219,6 +266,16 @@ def case_job_bad_input(a, tmp):
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     check(p.returncode == 0 and "no multi-rank job" in p.stderr and "dump 1 (at exit)" in p.stderr,
           f"alone, said: {p.stderr}")
+    # A launcher's environment only partly set (RANK and torchrun's run id, no WORLD_SIZE): no
+    # job either, said the same way; the file keeps its plain name.
+    env.update(RANK="1", TORCHELASTIC_RUN_ID="none")
+    env.pop("WORLD_SIZE", None)
+    p = subprocess.run([a.capture, "--flight-recorder=1MB", "--dump-scope=job", "--no-summary",
+                        "-o", os.path.join(tmp, "r.json"), "--", a.app, "steps", "50"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    check(p.returncode == 0 and "no multi-rank job" in p.stderr and
+          os.path.exists(os.path.join(tmp, "r.dump1.json")),
+          f"RANK without WORLD_SIZE: alone, said, plain name: {p.stderr} {os.listdir(tmp)}")
 
 
 if __name__ == "__main__":

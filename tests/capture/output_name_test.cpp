@@ -1,5 +1,6 @@
 // The trace file's name (tools/capture/launch/output_name.hpp): patterns, rank detection, where the
 // rank goes. The launcher's behaviour end to end is in scale_tests.py.
+#include "flight/job_channel.hpp"
 #include "launch/output_name.hpp"
 
 #include "catch.hpp"
@@ -56,7 +57,54 @@ TEST_CASE("multi-rank launches are recognised by their launcher's variables") {
   CHECK(r->rank == 1);
 }
 
+TEST_CASE("PyTorch's launchers: RANK of WORLD_SIZE, first under torchrun") {
+  auto r = cli::detect_rank(
+      env({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "1"}, {"TORCHELASTIC_RUN_ID", "j"}}));
+  REQUIRE(r);
+  CHECK((r->rank == 1 && r->size == 2 && r->variable == "RANK"));
+  // torchrun started by srun: Slurm's variables number the torchruns, not the ranks.
+  r = cli::detect_rank(env({{"RANK", "3"}, {"WORLD_SIZE", "4"}, {"TORCHELASTIC_RUN_ID", "j"},
+                            {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}}));
+  REQUIRE(r);
+  CHECK((r->rank == 3 && r->variable == "RANK"));
+  // No torchrun (DeepSpeed over mpirun copies the ranks): the MPI launcher's own variables.
+  r = cli::detect_rank(env({{"RANK", "2"}, {"WORLD_SIZE", "4"}, {"OMPI_COMM_WORLD_RANK", "2"},
+                            {"OMPI_COMM_WORLD_SIZE", "4"}}));
+  REQUIRE(r);
+  CHECK(r->variable == "OMPI_COMM_WORLD_RANK");
+  r = cli::detect_rank(env({{"RANK", "2"}, {"WORLD_SIZE", "4"}}));
+  REQUIRE(r);
+  CHECK((r->rank == 2 && r->variable == "RANK"));
+  // Partly set: RANK alone, or a size of 1, or not a number, is no multi-rank launch.
+  CHECK_FALSE(cli::detect_rank(env({{"RANK", "1"}})));
+  CHECK_FALSE(cli::detect_rank(env({{"RANK", "1"}, {"TORCHELASTIC_RUN_ID", "j"}})));
+  CHECK_FALSE(cli::detect_rank(env({{"RANK", "0"}, {"WORLD_SIZE", "1"}})));
+  CHECK_FALSE(cli::detect_rank(env({{"RANK", " 1"}, {"WORLD_SIZE", "2"}})));
+  CHECK_FALSE(cli::detect_rank(env({{"RANK", "1"}, {"WORLD_SIZE", "two"}})));
+  CHECK_FALSE(cli::detect_rank(env({{"RANK", "99999999999"}, {"WORLD_SIZE", "2"}})));
+}
+
+TEST_CASE("torchrun's job: its run id, made unique when it is the default") {
+  auto j = cli::detect_job(env({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"TORCHELASTIC_RUN_ID", "r/7"},
+                                {"MASTER_ADDR", "node1"}, {"MASTER_PORT", "29500"}}));
+  REQUIRE(j);
+  CHECK((j->id == "r_7" && j->variable == "TORCHELASTIC_RUN_ID" && j->rank == 0 && j->size == 2));
+  j = cli::detect_job(env({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"TORCHELASTIC_RUN_ID", "none"},
+                           {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "29500"}}));
+  REQUIRE(j);
+  CHECK(j->id == "none.127.0.0.1.29500");
+  // NVTXPP_JOB_ID still wins; without a run id (RANK and WORLD_SIZE alone) there is no job.
+  j = cli::detect_job(env({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"TORCHELASTIC_RUN_ID", "r"},
+                           {"NVTXPP_JOB_ID", "mine"}}));
+  REQUIRE(j);
+  CHECK(j->id == "mine");
+  CHECK_FALSE(cli::detect_job(env({{"RANK", "1"}, {"WORLD_SIZE", "2"}})));
+  CHECK_FALSE(cli::detect_job(env({{"RANK", "1"}, {"TORCHELASTIC_RUN_ID", "r"}})));
+}
+
 TEST_CASE("which patterns tell ranks apart") {
+  CHECK(cli::pattern_tells_ranks_apart("t.%q{RANK}.json"));
+  CHECK(cli::pattern_tells_ranks_apart("t.%h.%q{LOCAL_RANK}.json"));
   CHECK(cli::pattern_tells_ranks_apart("t.%p.json"));
   CHECK(cli::pattern_tells_ranks_apart("t.%q{OMPI_COMM_WORLD_RANK}.json"));
   CHECK(cli::pattern_tells_ranks_apart("t.%q{SLURM_PROCID}.sqlite"));

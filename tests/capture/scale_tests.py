@@ -19,7 +19,16 @@ import tempfile
 failures = []
 
 RANK_VARS = ["OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE", "PMIX_RANK",
-             "SLURM_PROCID", "SLURM_NTASKS", "SLURM_NPROCS", "OMPI_COMM_WORLD_LOCAL_RANK"]
+             "SLURM_PROCID", "SLURM_NTASKS", "SLURM_NPROCS", "OMPI_COMM_WORLD_LOCAL_RANK",
+             "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "TORCHELASTIC_RUN_ID",
+             "MASTER_ADDR", "MASTER_PORT", "NVTXPP_LAUNCHER_RANK"]
+# The variables torchrun sets in each rank it starts (the rank's own added by torch_env).
+TORCHRUN = {"WORLD_SIZE": 2, "LOCAL_WORLD_SIZE": 2, "TORCHELASTIC_RUN_ID": "none",
+            "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": 29500}
+
+
+def torch_env(rank):
+    return dict(TORCHRUN, RANK=rank, LOCAL_RANK=rank)
 
 
 def check(cond, what):
@@ -110,6 +119,10 @@ def case_ranks_env(a, tmp):
         ({"PMI_RANK": 2, "PMI_SIZE": 3}, "PMI_RANK"),
         ({"PMIX_RANK": 5, "SLURM_NTASKS": 8}, "PMIX_RANK"),
         ({"SLURM_PROCID": 1, "SLURM_NTASKS": 2}, "SLURM_PROCID"),
+        (torch_env(1), "RANK"),
+        # torchrun under srun: Slurm's variables number the torchruns, torchrun's the ranks
+        (dict(torch_env(1), SLURM_PROCID=0, SLURM_NTASKS=2), "RANK"),
+        ({"RANK": 1, "WORLD_SIZE": 4}, "RANK"),  # DeepSpeed's launcher: no run id
     ]
     for i, (env, var) in enumerate(launchers):
         rank = env[var]
@@ -137,10 +150,69 @@ def case_ranks_env(a, tmp):
               f"{given}: {want} written: {os.listdir(tmp)} {p.stderr}")
     # Size 1 (a singleton run) and a size variable that is not a number: plain name.
     for env in [{"OMPI_COMM_WORLD_RANK": 0, "OMPI_COMM_WORLD_SIZE": 1},
-                {"SLURM_PROCID": 0, "SLURM_NTASKS": "x"}]:
+                {"SLURM_PROCID": 0, "SLURM_NTASKS": "x"},
+                {"RANK": 1}, {"RANK": 1, "TORCHELASTIC_RUN_ID": "none"},  # partly set
+                {"RANK": 0, "WORLD_SIZE": 1}]:
         p = run(a, ["rank"], out=os.path.join(tmp, "single.json"), env=clean_env(**env))
         check(os.path.exists(os.path.join(tmp, "single.json")) and "rank" not in p.stderr.split(
             "written")[0], f"{env}: plain name: {p.stderr}")
+
+
+def case_torchrun_one_trace(a, tmp):
+    """`nvtxpp-capture -o t.json -- torchrun ...`: one trace of the launcher's processes, each
+    rank's labelled with its rank (a stand-in launcher starts two ranks with the variables
+    torchrun sets); in SQLite too."""
+    script = ("import os, subprocess, sys\n"
+              "app = sys.argv[1]\n"
+              "ps = [subprocess.Popen([app, 'rank'], env=dict(os.environ, RANK=str(r), "
+              "LOCAL_RANK=str(r), WORLD_SIZE='2', LOCAL_WORLD_SIZE='2', "
+              "TORCHELASTIC_RUN_ID='none', MASTER_ADDR='127.0.0.1', MASTER_PORT='29500')) "
+              "for r in range(2)]\n"
+              "sys.exit(max(p.wait() for p in ps))\n")
+    names = {}
+    for ext in ("json", "sqlite"):
+        out = os.path.join(tmp, "t." + ext)
+        cmd = [a.capture, "--no-summary", "-o", out, "--", sys.executable, "-c", script, a.app]
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=clean_env(), timeout=120)
+        if ext == "sqlite" and "SQLite" in p.stderr and not os.path.exists(out):
+            print("no SQLite in this build: the SQLite half skipped")
+            continue
+        check(p.returncode == 0 and os.path.exists(out), f"{ext}: exit 0: {p.stderr}")
+        check("rank 0 of" not in p.stderr and not os.path.exists(os.path.join(tmp, f"t.rank0.{ext}")),
+              f"{ext}: one output, under its plain name: {os.listdir(tmp)}")
+        if ext == "json":
+            names[ext] = sorted(e["args"]["name"] for e in load(out)["traceEvents"]
+                                if e.get("ph") == "M" and e.get("name") == "process_name")
+        else:
+            import sqlite3
+            db = sqlite3.connect(out)
+            names[ext] = sorted(r[0] for r in db.execute("SELECT name FROM PROCESSES") if r[0])
+        ranked = [n for n in names[ext] if n.startswith(("rank 0: ", "rank 1: "))]
+        check(len(ranked) == 2 and ranked[0].startswith("rank 0: ") and
+              ranked[1].startswith("rank 1: ") and all(" rank" in n for n in ranked),
+              f"{ext}: each rank's process labelled with its rank: {names[ext]}")
+
+
+def case_torchrun_per_rank(a, tmp):
+    """`torchrun --no-python ... nvtxpp-capture -o t.json -- app`: each rank's capture writes
+    its own file, named by its rank, and records the rank for merge (from RANK); its process
+    needs no label of its own."""
+    out = os.path.join(tmp, "t.json")
+    for r in range(2):
+        p = run(a, ["rank"], out=out, env=clean_env(**torch_env(r)))
+        check(p.returncode == 0 and f"rank {r} of 2 (RANK)" in p.stderr,
+              f"rank {r}: named by its rank, said: {p.stderr}")
+    files = [os.path.join(tmp, f"t.rank{r}.json") for r in range(2)]
+    check(all(os.path.exists(f) for f in files), f"t.rank0.json, t.rank1.json: {os.listdir(tmp)}")
+    titles = [e["args"]["name"] for f in files if os.path.exists(f)
+              for e in load(f)["traceEvents"] if e.get("name") == "process_name"]
+    check(titles and not any(t.startswith("rank ") for t in titles),
+          f"no per-process label where the file is the rank's: {titles}")
+    m = subprocess.run([a.capture, "merge", "-o", os.path.join(tmp, "m.json")] + files,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    check(m.returncode == 0 and m.stderr.count("(from RANK)") == 2,
+          f"merge takes each file's rank from RANK: {m.stderr}")
 
 
 def run_mpi(a, tmp, out, n=4):

@@ -556,6 +556,15 @@ void handle_signals() {
   }
   ::setenv("NVTX_INJECTION64_PATH", c.lib.c_str(), 1);
   ::setenv("NVTXPP_CAPTURE_DIR", d.raw.c_str(), 1);
+  // This launcher is one rank itself (`torchrun ... nvtxpp-capture`, `mpirun ... nvtxpp-capture`):
+  // its output is named by rank, and its processes need no rank label of their own (the
+  // injection library labels a process whose rank is not its launcher's: a trace of
+  // `nvtxpp-capture -- torchrun ...` holds every rank).
+  if (auto const rank = cli::detect_rank(cli::process_env())) {
+    ::setenv("NVTXPP_LAUNCHER_RANK", std::to_string(rank->rank).c_str(), 1);
+  } else {
+    ::unsetenv("NVTXPP_LAUNCHER_RANK");
+  }
   if (c.flight.enabled) {
     ::setenv("NVTXPP_FLIGHT_BYTES", std::to_string(c.flight.ring_bytes).c_str(), 1);
     if (!d.ring.empty()) {

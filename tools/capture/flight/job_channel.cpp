@@ -3,6 +3,7 @@
 #include "job_channel.hpp"
 
 #include "../common/private_files.hpp"
+#include "../common/rank_vars.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -58,7 +59,25 @@ std::optional<job_identity> detect_job(env_lookup const& env) {
   job_identity job;
   job.rank = rank->rank;
   job.size = rank->size;
-  for (char const* var : {"NVTXPP_JOB_ID", "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid"}) {
+  if (auto v = env("NVTXPP_JOB_ID"); v && !v->empty()) {
+    job.id = safe_id(*v);
+    job.variable = "NVTXPP_JOB_ID";
+    return job;
+  }
+  if (rank->variable == torch_rank_source.rank) {
+    // torchrun's run id is "none" unless --rdzv-id gives one: with its rendezvous address and
+    // port (unique among the jobs running on a host) two such jobs stay apart.
+    if (auto v = env(torch_run_id_var); v && !v->empty()) {
+      std::string id = *v;
+      if (id == "none") {
+        id += "." + env("MASTER_ADDR").value_or("") + "." + env("MASTER_PORT").value_or("");
+      }
+      job.id = safe_id(id);
+      job.variable = torch_run_id_var;
+      return job;
+    }
+  }
+  for (char const* var : {"PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid"}) {
     if (auto v = env(var); v && !v->empty()) {
       job.id = safe_id(*v);
       job.variable = var;

@@ -34,9 +34,10 @@ struct job_identity {
   long size = 0;
 };
 
-/// @brief The job of a multi-rank launch: its id from NVTXPP_JOB_ID, PMIX_NAMESPACE (Open MPI,
-/// PMIx launchers), OMPI_MCA_ess_base_jobid, or SLURM_JOB_ID with SLURM_STEP_ID, in that order;
-/// its rank as detect_rank() finds it. nullopt when either is missing.
+/// @brief The job of a multi-rank launch: its id from NVTXPP_JOB_ID, TORCHELASTIC_RUN_ID (when the
+/// rank is torchrun's; its default "none" with MASTER_ADDR and MASTER_PORT), PMIX_NAMESPACE (Open
+/// MPI, PMIx launchers), OMPI_MCA_ess_base_jobid, or SLURM_JOB_ID with SLURM_STEP_ID, in that
+/// order; its rank as detect_rank() finds it. nullopt when either is missing.
 [[nodiscard]] std::optional<job_identity> detect_job(env_lookup const& env);
 
 /// @brief One announced job-wide dump.

@@ -18,6 +18,8 @@
 
 #include "../../recording/core.hpp"
 #include "../../recording/format.hpp"
+#include "../../recording/gpu_format.hpp"
+#include "../common/rank_vars.hpp"
 #include "block_writer.hpp"
 #include "capture_gate.hpp"
 #include "cuda/cupti.hpp"
@@ -173,6 +175,24 @@ std::string command_line() {
   return out;
 }
 
+/// One rank of a multi-rank launch (its launcher's variables, common/rank_vars.hpp) under a
+/// capture that is not that rank's own: an info record `launch_rank=RANK:SIZE:VARIABLE`, so that
+/// a trace of a launcher and its ranks (`nvtxpp-capture -- torchrun ...`) labels each process
+/// with its rank.
+void write_rank_label() noexcept {
+  process_rank const r = find_process_rank([](char const* name) { return std::getenv(name); });
+  if (r.rank < 0 || parse_rank_number(std::getenv("NVTXPP_LAUNCHER_RANK")) == r.rank) {
+    return;  // no rank, or its launcher's (whose output is named by it)
+  }
+  char text[96];
+  int const n = std::snprintf(text, sizeof text, "launch_rank=%ld:%ld:%s", r.rank, r.size,
+                              r.variable);
+  if (n > 0 && static_cast<std::size_t>(n) < sizeof text) {
+    iovec part{text, static_cast<std::size_t>(n)};
+    write_record(static_cast<rec::file_record>(rec::gpu_record::info), &part, 1);
+  }
+}
+
 bool open_file() noexcept {
   char const* dir = std::getenv("NVTXPP_CAPTURE_DIR");
   std::string path = (dir != nullptr && *dir != '\0') ? dir : ".";
@@ -206,6 +226,7 @@ bool open_file() noexcept {
   std::string cmdline = command_line();
   iovec part{cmdline.data(), cmdline.size()};
   write_record(rec::file_record::process, &part, 1);
+  write_rank_label();
   return true;
 }
 

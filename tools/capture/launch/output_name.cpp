@@ -2,6 +2,8 @@
 
 #include "output_name.hpp"
 
+#include "../common/rank_vars.hpp"
+
 #include <unistd.h>
 
 #include <array>
@@ -10,41 +12,12 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <string_view>
 
 namespace nvtxpp::capture::cli {
 
 namespace {
-
-/// Rank and size variables of the launchers, preferred first. A launcher may set several (Open
-/// MPI under Slurm sets both its own and Slurm's); the first whose size is above 1 wins.
-struct rank_source {
-  char const* rank;
-  std::array<char const*, 3> sizes;
-};
-constexpr rank_source rank_sources[] = {
-    {"OMPI_COMM_WORLD_RANK", {"OMPI_COMM_WORLD_SIZE", nullptr, nullptr}},
-    {"PMI_RANK", {"PMI_SIZE", nullptr, nullptr}},
-    {"PMIX_RANK", {"PMIX_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"}},
-    {"SLURM_PROCID", {"SLURM_NTASKS", "SLURM_NPROCS", nullptr}},
-};
-
-/// Node-local ranks: unique per host only, so they tell ranks apart together with `%h`.
-constexpr char const* local_rank_vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
-                                           "PMI_LOCAL_RANK", "PMIX_LOCAL_RANK", "SLURM_LOCALID"};
-
-std::optional<long> parse_count(std::optional<std::string> const& text) {
-  if (!text || text->empty()) {
-    return std::nullopt;
-  }
-  errno = 0;
-  char* end = nullptr;
-  long const v = std::strtol(text->c_str(), &end, 10);
-  if (errno != 0 || *end != '\0' || v < 0) {
-    return std::nullopt;
-  }
-  return v;
-}
 
 std::string host_name() {
   char buf[HOST_NAME_MAX + 1] = {};
@@ -140,21 +113,19 @@ std::string expand_pattern(std::string const& pattern, long pid, env_lookup cons
 }
 
 std::optional<rank_info> detect_rank(env_lookup const& env) {
-  for (auto const& src : rank_sources) {
-    std::optional<long> const rank = parse_count(env(src.rank));
-    if (!rank) {
-      continue;
+  std::map<std::string, std::optional<std::string>> seen;  // node-based: c_str() stays valid
+  auto const get = [&](char const* name) -> char const* {
+    auto [it, fresh] = seen.try_emplace(name);
+    if (fresh) {
+      it->second = env(name);
     }
-    for (char const* size_var : src.sizes) {
-      if (size_var == nullptr) {
-        break;
-      }
-      if (std::optional<long> const size = parse_count(env(size_var)); size && *size > 1) {
-        return rank_info{*rank, *size, src.rank};
-      }
-    }
+    return it->second ? it->second->c_str() : nullptr;
+  };
+  process_rank const r = find_process_rank(get);
+  if (r.rank < 0) {
+    return std::nullopt;
   }
-  return std::nullopt;
+  return rank_info{r.rank, r.size, r.variable};
 }
 
 bool pattern_tells_ranks_apart(std::string const& pattern) {
@@ -167,9 +138,10 @@ bool pattern_tells_ranks_apart(std::string const& pattern) {
       pid = pid || kind == 'p';
       host = host || kind == 'h';
       if (kind == 'q') {
-        for (auto const& src : rank_sources) {
+        for (auto const& src : mpi_rank_sources) {
           global = global || text == src.rank;
         }
+        global = global || text == torch_rank_source.rank;
         for (char const* v : local_rank_vars) {
           local = local || text == v;
         }

@@ -38,7 +38,8 @@ struct rank_info {
 };
 
 /// @brief The rank when the environment shows a launch of more than one rank (Open MPI, MPICH or
-/// another PMI launcher, PMIx, Slurm), in that order of preference; nullopt otherwise.
+/// another PMI launcher, PMIx, Slurm, then PyTorch's RANK of WORLD_SIZE; PyTorch's first under
+/// torchrun: common/rank_vars.hpp); nullopt otherwise (RANK without WORLD_SIZE too).
 [[nodiscard]] std::optional<rank_info> detect_rank(env_lookup const& env);
 
 /// @brief Whether names from `pattern` differ between the ranks of one launch: it holds `%p`,

@@ -2,6 +2,8 @@
 
 #include "launch_meta.hpp"
 
+#include "../common/rank_vars.hpp"
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,41 +13,13 @@
 
 namespace nvtxpp::capture {
 
-namespace {
-
-/// The variable's value when it is a non-negative decimal number, else "".
-std::string number_var(char const* name) {
-  char const* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') {
-    return {};
-  }
-  for (char const* p = v; *p != '\0'; ++p) {
-    if (*p < '0' || *p > '9') {
-      return {};
-    }
-  }
-  return v;
-}
-
-}  // namespace
-
 std::vector<std::pair<std::string, std::string>> launch_metadata() {
   std::vector<std::pair<std::string, std::string>> rows;
-  // Rank and size variables of Open MPI, PMIx, MPICH/PMI and Slurm, in that order.
-  static constexpr char const* vars[][2] = {{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-                                            {"PMIX_RANK", "PMIX_SIZE"},
-                                            {"PMI_RANK", "PMI_SIZE"},
-                                            {"SLURM_PROCID", "SLURM_NTASKS"}};
-  for (auto const& v : vars) {
-    std::string rank = number_var(v[0]);
-    if (!rank.empty()) {
-      rows.emplace_back(meta_rank, rank);
-      rows.emplace_back(meta_rank_source, v[0]);
-      if (std::string size = number_var(v[1]); !size.empty()) {
-        rows.emplace_back(meta_world_size, size);
-      }
-      break;
-    }
+  process_rank const r = find_process_rank([](char const* name) { return std::getenv(name); });
+  if (r.rank >= 0) {
+    rows.emplace_back(meta_rank, std::to_string(r.rank));
+    rows.emplace_back(meta_rank_source, r.variable);
+    rows.emplace_back(meta_world_size, std::to_string(r.size));
   }
   char host[HOST_NAME_MAX + 1] = {};
   if (::gethostname(host, sizeof host - 1) == 0 && host[0] != '\0') {

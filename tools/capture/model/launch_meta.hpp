@@ -18,9 +18,9 @@ inline constexpr char meta_rank_source[] = "NVTXPP_RANK_VAR";   ///< "OMPI_COMM_
 inline constexpr char meta_world_size[] = "NVTXPP_WORLD_SIZE";  ///< "4" when known
 inline constexpr char meta_host[] = "NVTXPP_HOST";              ///< gethostname()
 
-/// @brief The (name, value) rows to record: the rank from the first of OMPI_COMM_WORLD_RANK,
-/// PMIX_RANK, PMI_RANK, SLURM_PROCID that is set to a number (with its size variable when set),
-/// and the host name.
+/// @brief The (name, value) rows to record: the rank, its variable and the number of ranks when
+/// the launchers' variables say this is one rank of several (common/rank_vars.hpp: Open MPI,
+/// PMI, PMIx, Slurm, PyTorch's RANK of WORLD_SIZE), and the host name.
 [[nodiscard]] std::vector<std::pair<std::string, std::string>> launch_metadata();
 
 /// @brief Testing only: NVTXPP_CAPTURE_TEST_CLOCK_SHIFT_NS=<signed ns>, added to the recording's

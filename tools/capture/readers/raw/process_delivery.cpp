@@ -53,6 +53,11 @@ class process_reader {
     info_.ppid = ctx_.pf.header.ppid;
     info_.command = ctx_.pf.command;
     info_.path = ctx_.pf.path;
+    if (!ctx_.pf.rank_label.empty()) {
+      // One rank of a launch whose processes share this trace (torchrun's under one capture).
+      info_.title = fmt::format("{}: {} (pid {})", ctx_.pf.rank_label,
+                                info_.command.empty() ? "process" : info_.command, info_.pid);
+    }
     info_.start_ns = ctx_.pf.header.ns0;
     ctx_.each([&](trace_sink& s) { s.begin_process(info_); });
   }

@@ -393,7 +393,8 @@ void gpu_delivery::on_info(gpu_record_ref const& g) {
   auto const eq = text.find('=');
   gpu_info const i{ctx_.pid, text.substr(0, eq),
                    eq == std::string_view::npos ? std::string_view{} : text.substr(eq + 1)};
-  if (i.key == "gpu_detail" || i.key == "gpu_window" || i.key == "gpu_capture") {
+  if (i.key == "gpu_detail" || i.key == "gpu_window" || i.key == "gpu_capture" ||
+      i.key == "launch_rank") {
     return;  // the periods, delivered as ranges (deliver_detail_periods)
   }
   warn_for_info(i);

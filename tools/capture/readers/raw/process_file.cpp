@@ -106,6 +106,14 @@ void take_gpu_record(process_file& pf, std::uint32_t kind, unsigned char const* 
       std::string_view const text{reinterpret_cast<char const*>(body), size};
       if (text.rfind("stream=", 0) == 0) {
         parse_stream_info(pf, text.substr(7));
+      } else if (text.rfind("launch_rank=", 0) == 0) {
+        // "launch_rank=RANK:SIZE:VARIABLE" (the injection library's launcher variables)
+        std::string_view const v = text.substr(12);
+        std::string_view const rank = v.substr(0, v.find(':'));
+        if (!rank.empty() && rank.size() < 10 &&
+            rank.find_first_not_of("0123456789") == std::string_view::npos) {
+          pf.rank_label = "rank " + std::string{rank};
+        }
       }
     }
     pf.gpu.push_back({gk, body, size});

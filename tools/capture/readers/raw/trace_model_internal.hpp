@@ -35,6 +35,7 @@ struct process_file {
   rec::file_header header{};
   rec::name_tables names;
   std::string command;
+  std::string rank_label;  // "rank N" when the process was one rank of a launch (launch_rank)
   std::map<std::uint64_t, std::vector<rec::stream_piece>> pieces;  // by thread, in order
   bool finished = false;
   std::int32_t how = 0;
