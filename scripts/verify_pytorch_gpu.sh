@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# Issue 46: PyTorch and torchrun, first-class, on a machine with a GPU (two for `ddp`:
+# nvidia-h200-x2). The programs: tests/capture/corpus/torch_train.py in its five modes (eager
+# with torch.cuda.nvtx ranges, emit_nvtx, torch.compile, CUDA graphs, DDP under torchrun).
+#
+#   scripts/verify_pytorch_gpu.sh [OUT_DIR]     (default: $OUT, else out/pytorch-gpu)
+# Environment: BUILD_DIR (default build-pytorch-gpu), PARTS (default
+# "reports torchrun leave_on cost diff"), ROUNDS (cost rounds, default 5), MODES (default
+# "eager emit_nvtx compile graphs").
+# Parts:
+#   reports   each mode under Nsight Systems and under nvtxpp-capture, the six reports compared
+#             (tests/capture/corpus/compare_corpus.py: rows and counts); CUDA graphs in both
+#             graph trace modes; DDP as `nvtxpp-capture -- torchrun` (needs two GPUs).
+#   torchrun  both ways of launching: one trace of torchrun and its ranks (each process named
+#             by its rank), and `torchrun --no-python nvtxpp-capture` (a file per rank, merged
+#             by rank); a job dump of both ranks on one rank's slow step (--dump-scope=job).
+#   leave_on  --cuda-sample and the flight recorder with a trigger and a raise on the eager loop
+#             (tests/capture/gpu/leave_on_check.py against a full capture).
+#   cost      each mode's step: no tool, nvtxpp-capture, nsys, --cuda-sample=100ms/1s, in
+#             alternated, rotated rounds (bench/sample_cost.py's ratios).
+#   diff      `nvtxpp-capture diff` of unchanged runs (3 a side) and of a real change (batch
+#             16 -> 8).
+set -u
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+out="${1:-${OUT:-out/pytorch-gpu}}"
+build="${BUILD_DIR:-build-pytorch-gpu}"
+parts=" ${PARTS:-reports torchrun leave_on cost diff} "
+modes="${MODES:-eager emit_nvtx compile graphs}"
+rounds="${ROUNDS:-5}"
+want() { [[ "$parts" == *" $1 "* ]]; }
+. "$(dirname "$0")/gpu_common.sh"  # out, work, nsys, the log, step, check, finish, sqlite_args
+export NVTXPP_NSYS="$nsys"
+
+step "configure and build"
+check configure cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DNVTXPP_BUILD_EXAMPLES=OFF -DNVTXPP_BUILD_TESTS=OFF -DNVTXPP_BUILD_BENCHMARKS=OFF \
+  "${sqlite_args[@]}" >"$work/configure.log" 2>&1 || { tail -n 30 "$work/configure.log"; finish; }
+check build cmake --build "$build" -j "$(nproc)" --target nvtxpp-capture nvtxpp_inject \
+  >"$work/build.log" 2>&1 || { tail -n 40 "$work/build.log"; finish; }
+capture="$(cd "$build" && pwd)/tools/capture/nvtxpp-capture"
+train="$root/tests/capture/corpus/torch_train.py"
+torchrun=(python3 -m torch.distributed.run --standalone --nproc-per-node=2)
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c GPU)
+python3 -c 'import torch; print("torch", torch.__version__, "GPUs", torch.cuda.device_count())'
+results="$out/results.txt"
+: >"$results"
+compare="$root/tests/capture/corpus/compare_corpus.py"
+cmp_dir="$work/compare"
+
+if want reports; then
+  step "reports: ours against Nsight Systems, six reports"
+  for mode in $modes; do
+    if [ "$mode" = graphs ]; then
+      for trace in node graph; do
+        check "reports graphs $trace" python3 "$compare" "torch_graphs_$trace" --capture "$capture" \
+          --out "$cmp_dir" --nsys-arg=--cuda-graph-trace=$trace \
+          --capture-arg=--cuda-graph-trace=$trace -- python3 "$train" graphs --steps 20 \
+          >"$work/cmp-graphs-$trace.txt" 2>&1
+        echo "- graphs (--cuda-graph-trace=$trace): status $?" | tee -a "$results"
+      done
+      continue
+    fi
+    check "reports $mode" python3 "$compare" "torch_$mode" --capture "$capture" --out "$cmp_dir" \
+      -- python3 "$train" "$mode" --steps 20 >"$work/cmp-$mode.txt" 2>&1
+    echo "- $mode: status $?" | tee -a "$results"
+  done
+  if [ "$gpus" -ge 2 ]; then
+    check "reports ddp" python3 "$compare" torch_ddp --capture "$capture" --out "$cmp_dir" \
+      -- "${torchrun[@]}" "$train" ddp --steps 20 >"$work/cmp-ddp.txt" 2>&1
+    echo "- ddp (torchrun, 2 ranks, NCCL): status $?" | tee -a "$results"
+  else
+    echo "- ddp: skipped ($gpus GPU; needs 2)" | tee -a "$results"
+  fi
+  (cd "$cmp_dir" && tar czf "$out/reports.tgz" ./*.md ./*.json 2>/dev/null)
+  grep -hE "^\| (nvtx_|cuda_)|mismatch|status" "$work"/cmp-*.txt | head -n 80
+fi
+
+if want torchrun && [ "$gpus" -ge 2 ]; then
+  step "torchrun: one trace of the launcher and its ranks"
+  check "torchrun one trace" "$capture" --no-summary -o "$out/ddp-one.json" -- \
+    "${torchrun[@]}" "$train" ddp --steps 20 >"$work/ddp-one.txt" 2>&1
+  python3 - "$out/ddp-one.json" <<'PY' | tee -a "$results"
+import json, sys
+t = json.load(open(sys.argv[1]))["traceEvents"]
+names = sorted(e["args"]["name"] for e in t if e.get("name") == "process_name")
+ranked = [n for n in names if n.startswith(("rank 0: ", "rank 1: "))]
+steps = {e["pid"] for e in t if e.get("ph") == "X" and e.get("name") == "step"}
+ok = len(ranked) == 2 and len(steps) == 2
+print(f"- one trace of torchrun: {len(names)} processes, ranks named: {ranked}; steps in "
+      f"{len(steps)} processes" + ("" if ok else "  FAIL"))
+sys.exit(0 if ok else 1)
+PY
+  [ "${PIPESTATUS[0]}" = 0 ] || failed+=("torchrun one trace: ranks named")
+
+  step "torchrun --no-python nvtxpp-capture: a file per rank, merged by rank"
+  check "torchrun per rank" "${torchrun[@]}" --no-python "$capture" --no-summary \
+    -o "$out/ddp.json" -- python3 "$train" ddp --steps 20 >"$work/ddp-per-rank.txt" 2>&1
+  grep "rank [01] of 2" "$work/ddp-per-rank.txt" | tee -a "$results"
+  "$capture" merge -o "$work/ddp-merged.json" "$out/ddp.rank0.json" "$out/ddp.rank1.json" \
+    >"$work/merge.txt" 2>&1
+  n=$(grep -c "(from RANK)" "$work/merge.txt")
+  echo "- merge of the two ranks' files: $n rank(s) from RANK" | tee -a "$results"
+  [ "$n" = 2 ] || { failed+=("merge by RANK"); cat "$work/merge.txt"; }
+
+  step "torchrun: a job dump of both ranks on a slow step"
+  check "torchrun job" "${torchrun[@]}" --no-python "$capture" --flight-recorder=30s \
+    --dump-scope=job --trigger='step>3x' --cuda-sample=20ms/2s --cuda-raise=1s \
+    -o "$out/ddp-job.json" -- python3 "$train" ddp --seconds 8 --slow-at 100 \
+    >"$work/ddp-job.txt" 2>&1
+  grep -E "rank [01]: dump [12] " "$work/ddp-job.txt" | cut -c1-220 | tee -a "$results"
+  for r in 0 1; do
+    [ -f "$out/ddp-job.rank$r.dump1.json" ] || failed+=("job dump 1 of rank $r")
+    [ -f "$out/ddp-job.rank$r.dump2.json" ] || failed+=("raised dump 2 of rank $r")
+  done
+  grep -q "could not start" "$work"/ddp-*.txt && failed+=("a thread of ours could not start")
+  cp "$work/ddp-job.txt" "$out/ddp-job-stderr.txt"
+  rm -f "$out"/ddp*.json
+fi
+
+if want leave_on; then
+  step "leave it on: the eager loop sampled, triggered and raised"
+  check "eager full" "$capture" --no-summary -o "$work/eager-full.json" -- \
+    python3 "$train" eager --steps 40 >/dev/null 2>&1
+  check "eager sampled" "$capture" -o "$work/eager-sampled.json" --cuda-sample=100ms/1s -- \
+    python3 "$train" eager --seconds 4 >"$work/eager-sampled.txt" 2>&1
+  python3 "$root/tests/capture/gpu/leave_on_check.py" sample "$work/eager-full.json" \
+    "$work/eager-sampled.json" --label "eager sample" | tee -a "$results"
+  check "eager flight" "$capture" --no-summary --flight-recorder=30s --cuda-sample=20ms/2s \
+    --cuda-raise=1s --trigger='step>3x' -o "$work/eager-flight.json" -- \
+    python3 "$train" eager --seconds 6 --slow-at 150 >"$work/eager-flight.txt" 2>&1
+  python3 "$root/tests/capture/gpu/leave_on_check.py" raise "$work/eager-full.json" \
+    "$work/eager-flight.dump1.json" "$work/eager-flight.dump2.json" --label "eager raise" |
+    tee -a "$results"
+fi
+
+if want cost; then
+  step "cost: $rounds alternated, rotated rounds a mode"
+  : >"$out/cost-runs.txt"
+  for mode in $modes; do
+    configs=(none ours nsys sample)
+    for r in $(seq 1 "$rounds"); do
+      n=${#configs[@]}
+      for k in $(seq 0 $((n - 1))); do
+        c="${configs[$(((k + r) % n))]}"
+        case "$c" in
+          none) tool=() ;;
+          ours) tool=("$capture" --summary-only --) ;;
+          sample) tool=("$capture" --summary-only --cuda-sample=100ms/1s --) ;;
+          nsys) tool=("$nsys" profile -t cuda,nvtx --force-overwrite true -o "$work/n") ;;
+        esac
+        line=$("${tool[@]}" python3 "$train" "$mode" --seconds 6 2>/dev/null | grep "^steps=")
+        echo "mode=$mode round=$r config=$c $line" | tee -a "$out/cost-runs.txt"
+      done
+    done
+  done
+fi
+
+if want diff; then
+  step "diff: unchanged runs, and a real change (batch 16 -> 8)"
+  for side in a b c; do
+    "$capture" --no-summary -o "$work/base-$side.sqlite" -- python3 "$train" eager --steps 40 \
+      >/dev/null 2>&1
+    "$capture" --no-summary -o "$work/same-$side.sqlite" -- python3 "$train" eager --steps 40 \
+      >/dev/null 2>&1
+    "$capture" --no-summary -o "$work/half-$side.sqlite" -- python3 "$train" eager --steps 40 \
+      --batch 8 >/dev/null 2>&1
+  done
+  "$capture" diff "$work"/base-*.sqlite --vs "$work"/same-*.sqlite >"$out/diff-unchanged.txt" 2>&1
+  "$capture" diff "$work"/base-*.sqlite --vs "$work"/half-*.sqlite >"$out/diff-batch.txt" 2>&1
+  echo "- unchanged: $(grep -cE ' (slower|faster|more|fewer) ' "$out/diff-unchanged.txt") row(s) with a verdict" |
+    tee -a "$results"
+  echo "- batch 16 -> 8: $(grep -cE ' (slower|faster) ' "$out/diff-batch.txt") row(s) slower or faster" |
+    tee -a "$results"
+fi
+
+echo
+cat "$results"
+finish

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Corpus: a PyTorch transformer training loop, in the ways PyTorch users annotate and run it
+(scripts/verify_pytorch_gpu.sh compares each under Nsight Systems and nvtxpp-capture).
+
+    torch_train.py MODE [--steps N] [--warmup W] [--batch B] [--slow-at K] [--seconds S]
+MODE:
+  eager      torch.cuda.nvtx ranges: "step" holding "forward", "backward", "optimizer";
+  emit_nvtx  the same under torch.autograd.profiler.emit_nvtx (a range per op);
+  compile    the model under torch.compile (Triton kernels; compile workers as subprocesses);
+  graphs     forward, backward and the optimizer step captured once in a CUDA graph
+             (torch.cuda.graph), replayed each step;
+  ddp        DistributedDataParallel over NCCL, under torchrun (one GPU per rank: LOCAL_RANK).
+W warm-up steps ("warmup" ranges: allocator, heuristics, compilation, graph capture), then N
+steps (default 30), or steps for S seconds when --seconds is given; step K (counted from 1)
+runs its forward and backward four times (a slow step for a trigger). Prints
+"steps=N mean_step_ns=M median_step_ns=D" (rank 0 under ddp).
+"""
+import argparse
+import os
+import statistics
+import time
+
+import torch
+
+
+class Block(torch.nn.Module):
+    def __init__(self, width, heads):
+        super().__init__()
+        self.ln1 = torch.nn.LayerNorm(width)
+        self.attn = torch.nn.MultiheadAttention(width, heads, batch_first=True)
+        self.ln2 = torch.nn.LayerNorm(width)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(width, 4 * width), torch.nn.GELU(),
+                                       torch.nn.Linear(4 * width, width))
+
+    def forward(self, x):
+        h = self.ln1(x)
+        x = x + self.attn(h, h, h, need_weights=False)[0]
+        return x + self.mlp(self.ln2(x))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("mode", choices=["eager", "emit_nvtx", "compile", "graphs", "ddp"])
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--slow-at", type=int, default=0)
+    ap.add_argument("--seconds", type=float, default=0.0)
+    a = ap.parse_args()
+    torch.manual_seed(0)
+    rank = 0
+    if a.mode == "ddp":
+        local = int(os.environ.get("LOCAL_RANK", "0"))
+        torch.cuda.set_device(local)
+        torch.distributed.init_process_group("nccl")
+        rank = torch.distributed.get_rank()
+    dev = torch.device("cuda")
+    width, heads, layers, seq = 512, 8, 4, 128
+    model = torch.nn.Sequential(*[Block(width, heads) for _ in range(layers)]).to(dev)
+    if a.mode == "ddp":
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[dev.index or 0])
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, capturable=a.mode == "graphs")
+    x = torch.randn(a.batch, seq, width, device=dev)
+    y = torch.randn(a.batch, seq, width, device=dev)
+    run_model = torch.compile(model) if a.mode == "compile" else model
+    nvtx = torch.cuda.nvtx
+
+    def forward_backward():
+        nvtx.range_push("forward")
+        loss = torch.nn.functional.mse_loss(run_model(x), y)
+        nvtx.range_pop()
+        nvtx.range_push("backward")
+        loss.backward()
+        nvtx.range_pop()
+
+    def optimizer():
+        nvtx.range_push("optimizer")
+        opt.step()
+        opt.zero_grad(set_to_none=a.mode != "graphs")
+        nvtx.range_pop()
+
+    def step(name, repeats):
+        nvtx.range_push(name)
+        for _ in range(repeats):
+            forward_backward()
+        optimizer()
+        torch.cuda.synchronize()
+        nvtx.range_pop()
+
+    graph = None
+    if a.mode == "graphs":
+        # Warm-up on a side stream, then one capture of a whole step; each step replays it.
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                nvtx.range_push("warmup")
+                forward_backward()
+                optimizer()
+                nvtx.range_pop()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            forward_backward()
+            optimizer()
+
+    def graph_step(name, repeats):
+        nvtx.range_push(name)
+        for _ in range(repeats):
+            graph.replay()
+        torch.cuda.synchronize()
+        nvtx.range_pop()
+
+    do_step = graph_step if graph is not None else step
+    for _ in range(a.warmup):
+        do_step("warmup", 1)
+    times = []
+
+    def loop():
+        start = time.monotonic()
+        i = 0
+        while (time.monotonic() - start < a.seconds) if a.seconds > 0 else i < a.steps:
+            i += 1
+            t = time.monotonic_ns()
+            do_step("step", 4 if i == a.slow_at else 1)
+            times.append(time.monotonic_ns() - t)
+
+    if a.mode == "emit_nvtx":
+        with torch.autograd.profiler.emit_nvtx():
+            loop()
+    else:
+        loop()
+    if rank == 0:
+        print(f"steps={len(times)} mean_step_ns={int(statistics.mean(times))} "
+              f"median_step_ns={int(statistics.median(times))}", flush=True)
+    if a.mode == "ddp":
+        torch.distributed.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
