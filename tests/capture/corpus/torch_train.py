@@ -49,16 +49,17 @@ def main():
     a = ap.parse_args()
     torch.manual_seed(0)
     rank = 0
+    local = 0
     if a.mode == "ddp":
         local = int(os.environ.get("LOCAL_RANK", "0"))
         torch.cuda.set_device(local)
         torch.distributed.init_process_group("nccl")
         rank = torch.distributed.get_rank()
-    dev = torch.device("cuda")
+    dev = torch.device("cuda", local)
     width, heads, layers, seq = 512, 8, 4, 128
     model = torch.nn.Sequential(*[Block(width, heads) for _ in range(layers)]).to(dev)
     if a.mode == "ddp":
-        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[dev.index or 0])
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local])
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, capturable=a.mode == "graphs")
     x = torch.randn(a.batch, seq, width, device=dev)
     y = torch.randn(a.batch, seq, width, device=dev)
