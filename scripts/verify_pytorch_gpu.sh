@@ -126,12 +126,14 @@ if want leave_on; then
     python3 "$train" eager --seconds 4 >"$work/eager-sampled.txt" 2>&1
   python3 "$root/tests/capture/gpu/leave_on_check.py" sample "$work/eager-full.json" \
     "$work/eager-sampled.json" --label "eager sample" | tee -a "$results"
+  [ "${PIPESTATUS[0]}" = 0 ] || failed+=("eager sample")
   check "eager flight" "$capture" --no-summary --flight-recorder=30s --cuda-sample=20ms/2s \
     --cuda-raise=1s --trigger='step>3x' -o "$work/eager-flight.json" -- \
     python3 "$train" eager --seconds 6 --slow-at 150 >"$work/eager-flight.txt" 2>&1
   python3 "$root/tests/capture/gpu/leave_on_check.py" raise "$work/eager-full.json" \
     "$work/eager-flight.dump1.json" "$work/eager-flight.dump2.json" --label "eager raise" |
     tee -a "$results"
+  [ "${PIPESTATUS[0]}" = 0 ] || { failed+=("eager raise"); grep dump "$work/eager-flight.txt"; }
 fi
 
 if want cost; then

@@ -12,7 +12,7 @@ MODE:
   ddp        DistributedDataParallel over NCCL, under torchrun (one GPU per rank: LOCAL_RANK).
 W warm-up steps ("warmup" ranges: allocator, heuristics, compilation, graph capture), then N
 steps (default 30), or steps for S seconds when --seconds is given; step K (counted from 1)
-runs its forward and backward four times (a slow step for a trigger). Prints
+runs its forward and backward eight times (a slow step for a trigger). Prints
 "steps=N mean_step_ns=M median_step_ns=D" (rank 0 under ddp).
 """
 import argparse
@@ -123,7 +123,7 @@ def main():
         while (time.monotonic() - start < a.seconds) if a.seconds > 0 else i < a.steps:
             i += 1
             t = time.monotonic_ns()
-            do_step("step", 4 if i == a.slow_at else 1)
+            do_step("step", 8 if i == a.slow_at else 1)
             times.append(time.monotonic_ns() - t)
 
     if a.mode == "emit_nvtx":

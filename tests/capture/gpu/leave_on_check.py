@@ -85,6 +85,9 @@ def check_sample(typical, trace, label):
 
 
 def check_raise(typical, trigger_dump, raised_dump, label):
+    if not os.path.exists(trigger_dump) or not os.path.exists(raised_dump):
+        fail(f"{label}: dumps missing: {trigger_dump} {raised_dump}")
+        return
     events = sc.load(trigger_dump)
     steps = [(e["ts"], e["dur"]) for e in events if e.get("ph") == "X" and e.get("name") == "step"]
     durs = [d for _, d in steps]
