@@ -58,17 +58,31 @@ std::string shift_note(diff_result const& result, diff_options const& options) {
     return {};
   }
   std::string list;
+  std::string out_list;
   for (auto const& g : result.shifts) {
     list += fmt::format("{}{} {}", list.empty() ? "" : ", ", g.group, pct(g.shift));
+    if (g.taken_out) {
+      out_list += fmt::format("{}{} {}", out_list.empty() ? "" : ", ", g.group, pct(g.shift));
+    }
   }
-  if (options.absolute) {
+  if (!options.relative) {
     return fmt::format(
-        "Change is against no change (--absolute): the run-wide shifts ({}) are in it", list);
+        "Change is each item's own, as measured (its Base and New); the run-wide shifts ({}; "
+        "the rows 'all': the median item's) are shown, not taken out: --relative takes out a "
+        "shift that moves every item alike",
+        list);
+  }
+  if (out_list.empty()) {
+    return fmt::format(
+        "--relative: no run-wide shift taken out ({}): items were left behind by it, so it is a "
+        "change, not the machine's; Change is each item's own, as measured",
+        list);
   }
   return fmt::format(
-      "Change of an item is beyond the run-wide shift of its group ({}; the rows 'all'): runs "
-      "that are slower throughout move no item on their own{}",
-      list, options.relative ? "; the shifts are taken as the machine's (--relative)" : "");
+      "--relative: Beyond Shift is an item's change beyond the run-wide shift of its group ({}; "
+      "taken as the machine's), and its interval, p and verdict are that figure's; Change is as "
+      "measured",
+      out_list);
 }
 
 std::string test_line(diff_result const& result, diff_options const& options) {
@@ -110,12 +124,19 @@ void print_diff_table(std::FILE* out, diff_result const& result, diff_options co
   t.title = fmt::format(
       "Changes, base -> new ({} run(s) against {}; false discovery rate {}, threshold {:.1f}%)",
       result.base_runs, result.new_runs, options.alpha, 100 * options.threshold);
-  t.header = {
-      "Verdict",  "Kind",      "Name",     "Style",
-      "Base Med", "New Med",   "Change",   fmt::format("{:g}% CI", 100 * (1 - options.alpha)),
-      "p",        "Calls/run", "Time/run", "Total/run",
-      "Note"};
+  // --relative with a shift taken out: the figure judged is the change beyond it, a column of
+  // its own beside the change as measured.
+  bool const beyond = std::any_of(result.shifts.begin(), result.shifts.end(),
+                                  [](group_shift const& g) { return g.taken_out; });
+  t.header = {"Verdict",  "Kind",    "Name",   "Style",
+              "Base Med", "New Med", "Change", fmt::format("{:g}% CI", 100 * (1 - options.alpha)),
+              "p",        "Calls/run", "Time/run", "Total/run",
+              "Note"};
   t.left = {true, true, true, true, false, false, false, false, false, false, false, false, true};
+  if (beyond) {
+    t.header.insert(t.header.begin() + 7, "Beyond Shift");
+    t.left.insert(t.left.begin() + 7, false);
+  }
   std::map<std::string, std::size_t> counts;
   std::size_t items = 0;
   for (auto const& r : rows) {
@@ -125,18 +146,28 @@ void print_diff_table(std::FILE* out, diff_result const& result, diff_options co
     }
     std::string const ci =
         r.median.tested ? "[" + pct(r.median.ci.lo) + ", " + pct(r.median.ci.hi) + "]" : "-";
+    std::vector<std::string> row;
     if (r.whole_group) {
-      t.rows.push_back(
-          {to_string(r.v), "all", r.name, "", "-", "-", pct(r.median.change), ci, p_text(r.median),
-           "-", "-", "-",
-           r.note.empty() ? fmt::format("run-wide shift over {} items", r.members) : r.note});
+      row = {to_string(r.v), "all", r.name, "", "-", "-", pct(r.median.change), ci,
+             p_text(r.median), "-", "-", "-",
+             r.note.empty() ? fmt::format("run-wide shift over {} items (the median item's)",
+                                          r.members)
+                            : r.note};
+      if (beyond) {
+        row.insert(row.begin() + 7, "-");
+      }
+      t.rows.push_back(std::move(row));
       continue;
     }
-    t.rows.push_back(
-        {to_string(r.v), to_string(r.kind), r.name, r.style,
-         r.base_n != 0 ? human_ns(r.median.base) : "-", r.new_n != 0 ? human_ns(r.median.now) : "-",
-         both(r) ? pct(r.median.change) : "-", ci, p_text(r.median), both(r) ? calls_text(r) : "-",
-         both(r) ? pct(r.time.change) : "-", signed_human(r.impact()), r.note});
+    row = {to_string(r.v), to_string(r.kind), r.name, r.style,
+           r.base_n != 0 ? human_ns(r.median.base) : "-", r.new_n != 0 ? human_ns(r.median.now) : "-",
+           both(r) ? pct(r.median.measured) : "-", ci, p_text(r.median),
+           both(r) ? calls_text(r) : "-", both(r) ? pct(r.time.measured) : "-",
+           signed_human(r.impact()), r.note};
+    if (beyond) {
+      row.insert(row.begin() + 7, both(r) && r.shift != 0 ? pct(r.median.change) : "-");
+    }
+    t.rows.push_back(std::move(row));
   }
   print_text_table(out, t, false, name_width, true);
   fmt::print(out,
@@ -161,7 +192,7 @@ void print_diff_csv(std::FILE* out, std::vector<diff_row> const& rows) {
              "Kind,Name,Style,Base,New,Change %,CI Low %,CI High %,p-value,Base Instances,"
              "New Instances,Base Total,New Total,Total Change,Verdict,Note,q-value,"
              "Base Calls/Run,New Calls/Run,Calls Change %,Calls q-value,Time/Run Change %,"
-             "Time CI Low %,Time CI High %,Time q-value,Members,Shift %\n");
+             "Time CI Low %,Time CI High %,Time q-value,Members,Shift %,Beyond Shift %\n");
   auto num = [](double v) {
     return std::isinf(v) ? std::string{v > 0 ? "inf" : "-inf"} : fmt::format("{:.3f}", v);
   };
@@ -176,16 +207,18 @@ void print_diff_csv(std::FILE* out, std::vector<diff_row> const& rows) {
     fmt::print(out, "{},{},{},{},{},{},{},{},{},{},{},{:.1f},{:.1f},{:.1f},{},{},",
                r.whole_group ? "all" : to_string(r.kind), csv_field(r.name), r.style,
                r.base_n != 0 && item ? fmt::format("{:.1f}", m.base) : "",
-               r.new_n != 0 && item ? fmt::format("{:.1f}", m.now) : "", pct_of(m.change, b),
+               r.new_n != 0 && item ? fmt::format("{:.1f}", m.now) : "",
+               pct_of(item ? m.measured : m.change, b),
                pct_of(m.ci.lo, m.tested), pct_of(m.ci.hi, m.tested),
                m.tested ? fmt::format("{:.6g}", m.p) : "", r.base_n, r.new_n, r.base_total,
                r.new_total, r.impact(), to_string(r.v), csv_field(r.note));
-    fmt::print(out, "{},{},{},{},{},{},{},{},{},{},{}\n", q_of(m),
+    fmt::print(out, "{},{},{},{},{},{},{},{},{},{},{},{}\n", q_of(m),
                r.base_n != 0 && item ? fmt::format("{:.6g}", r.calls.base) : "",
                r.new_n != 0 && item ? fmt::format("{:.6g}", r.calls.now) : "",
-               pct_of(r.calls.change, b && item), q_of(r.calls), pct_of(r.time.change, b && item),
+               pct_of(r.calls.change, b && item), q_of(r.calls), pct_of(r.time.measured, b && item),
                pct_of(r.time.ci.lo, r.time.tested), pct_of(r.time.ci.hi, r.time.tested),
-               q_of(r.time), r.members, num(100 * r.shift));
+               q_of(r.time), r.members, num(100 * r.shift),
+               pct_of(m.change, b && item && r.shift != 0));
   }
 }
 

@@ -294,6 +294,7 @@ void test_measure(diff_measure& d, std::array<std::vector<double> const*, 2> raw
   }
   d.base = std::exp(mean(*raw[0]));
   d.now = std::exp(mean(*raw[1]));
+  d.measured = std::expm1(mean(*raw[1]) - mean(*raw[0]));
   d.change = std::expm1(mean(b) - mean(a));
   if (!testable || a.size() < 2 || b.size() < 2) {
     return;
@@ -333,7 +334,7 @@ void judge(diff_row& r, diff_options const& o) {
   // the instances shortened as much; tested on the calls, that holds where the preempted
   // instances of a loaded machine blur the time per run's test).
   r.growth = -1;
-  if (!r.whole_group || !o.relative) {
+  if (!r.whole_group || !(o.relative && r.shift != 0)) {
     if (med && r.median.change > 0) {
       r.growth = std::max(r.growth, ratio(r.median) - 1);
     }
@@ -459,7 +460,47 @@ diff_row shift_row(std::size_t g, std::array<std::vector<double>, 2> const& f, s
   return r;
 }
 
-/// Run factors, the groups' rows, and (unless --absolute) the factors taken out of the items.
+/// The items of group `g` left behind by the shift `shift` (logs): their change beyond it goes
+/// against it, significantly on their own runs (a t test at alpha, not adjusted: the check
+/// looks for any sign that the shift is not the machine's) and by more than the threshold. A
+/// shift that is the machine's (a busier machine during some runs) moves every item alike; a
+/// real change that reaches many items (a child slower inside its parents, a batch size that
+/// moves most kernels) moves the median item with it and leaves the untouched items where they
+/// were: against it. (Items that moved further than the shift, the same way, are the changes
+/// a comparison is made for, and their parents: no sign against the machine.)
+std::size_t apart_from_shift(std::vector<work_item> const& items, std::size_t g, double shift,
+                             std::array<std::size_t, 2> runs, diff_options const& o) {
+  std::size_t apart = 0;
+  for (auto const& w : items) {
+    if (group_of(w.row.kind) != g || w.row.base_n < runs[0] || w.row.new_n < runs[1] ||
+        w.raw[0].median.size() != runs[0] || w.raw[1].median.size() != runs[1]) {
+      continue;
+    }
+    std::vector<double> a = w.raw[0].median;
+    for (double& x : a) {
+      x += shift;
+    }
+    if (a.size() < 2 || w.raw[1].median.size() < 2) {
+      continue;
+    }
+    auto const t = stats::two_sample_t(a, w.raw[1].median, 1 - o.alpha);
+    bool const against = (t.diff > 0) != (shift > 0);
+    if (against && (t.se == 0 ? t.diff != 0 : t.p <= o.alpha) &&
+        std::fabs(std::expm1(t.diff)) > o.threshold) {
+      ++apart;
+    }
+  }
+  return apart;
+}
+
+/// Items left behind by the shift beyond one, or this share of the group: the shift is a
+/// change. A machine moves every item alike; one item against it may be a change made the
+/// other way; two kernels left where nine moved by a quarter are a change of the nine (a
+/// smaller batch), not the machine's (bench/diff_noise.py, the cases' table in docs/diff.md).
+constexpr double max_apart_share = 0.05;
+
+/// Run factors and the groups' rows; with --relative, the factors taken out of the items where
+/// the shift moves them alike.
 void run_wide(std::vector<work_item>& work, diff_result& result, std::array<std::size_t, 2> runs,
               diff_options const& o) {
   for (std::size_t g = 0; g < 2; ++g) {
@@ -469,14 +510,25 @@ void run_wide(std::vector<work_item>& work, diff_result& result, std::array<std:
     }
     work_item w;
     w.row = shift_row(g, f, used, o);
-    result.shifts.push_back({w.row.name, w.row.median.change, used});
-    auto const [ft, used_t] = run_factors(work, g, time_m, runs);
-    if (!o.absolute) {
+    group_shift gs{w.row.name, w.row.median.change, used};
+    if (o.relative && runs[0] >= 2 && runs[1] >= 2) {
+      gs.apart = apart_from_shift(work, g, mean(f[1]) - mean(f[0]), runs, o);
+      gs.taken_out = static_cast<double>(gs.apart) <=
+                     std::max(1.0, max_apart_share * static_cast<double>(used));
+    }
+    if (gs.taken_out) {
       take_out(work, g, med_m, f, runs);
+      auto const [ft, used_t] = run_factors(work, g, time_m, runs);
       if (!ft[0].empty()) {
         take_out(work, g, time_m, ft, runs);
       }
+    } else if (o.relative && runs[0] >= 2 && runs[1] >= 2) {
+      w.row.note = fmt::format(
+          "not taken out: {} of {} items left behind by it (a change, not the machine's)",
+          gs.apart, used);
     }
+    w.row.shift = gs.taken_out ? w.row.shift : 0;
+    result.shifts.push_back(gs);
     work.push_back(std::move(w));
   }
 }
@@ -514,8 +566,8 @@ diff_result compare_sides(diff_side const& base, diff_side const& now,
                    two_runs && median_testable(r, options));
       test_measure(r.calls, raw(calls_m), w.v[0].calls, w.v[1].calls, options.alpha, two_runs);
       test_measure(r.time, raw(time_m), w.v[0].time, w.v[1].time, options.alpha, two_runs);
-    } else if (!two_runs || options.relative) {
-      r.median.tested = false;
+    } else if (!two_runs || (options.relative && r.shift != 0)) {
+      r.median.tested = false;  // taken as the machine's: no verdict of its own
     }
     for (auto* m : {&r.median, &r.calls, &r.time}) {
       if (m->exact) {
@@ -540,7 +592,8 @@ diff_result compare_sides(diff_side const& base, diff_side const& now,
   for (auto& w : work) {
     if (w.row.whole_group) {
       judge(w.row, options);
-      group_grew[group_of(w.row.kind)] = w.row.v == verdict::slower && !options.relative;
+      group_grew[group_of(w.row.kind)] =
+          w.row.v == verdict::slower && !(options.relative && w.row.shift != 0);
     }
   }
   for (auto& w : work) {
@@ -552,7 +605,7 @@ diff_result compare_sides(diff_side const& base, diff_side const& now,
         r.grew = true;
       }
     }
-    if (r.whole_group && options.relative) {
+    if (r.whole_group && options.relative && r.shift != 0) {
       r.note = "taken as the machine's (--relative): not a change";
     }
     if (r.base_n != 0 && r.new_n != 0 && !two_runs) {

@@ -3,8 +3,8 @@
 /// one summary per run, compared item by item (NVTX ranges, their GPU projections, kernels,
 /// memory operations). The run is the unit of noise: an item's median instance, its calls per
 /// run and its time per run are each one value per run, compared between the sides by a t test
-/// over runs (logs), after each run's run-wide factor (host ranges and GPU items apart) is taken
-/// out. The verdicts of all items together hold the false discovery rate at alpha
+/// over runs (logs), as measured; with --relative, after each run's run-wide factor (host ranges
+/// and GPU items apart) is taken out where it moves the items alike. The verdicts of all items together hold the false discovery rate at alpha
 /// (Benjamini-Hochberg), and a change must also pass a threshold (docs/diff.md).
 #pragma once
 
@@ -25,10 +25,13 @@ struct diff_options {
   double threshold = 0.10;        ///< smallest relative change that counts
   std::int64_t floor_ns = 100;    ///< smallest absolute change of a duration that counts
   std::size_t min_instances = 5;  ///< fewer on a side (all runs): the median instance untested
-  /// The groups' run-wide shifts are the machine's (--relative): their rows get no verdict and
-  /// fail no gate, and an item is gated on its change beyond the shift alone.
+  /// The groups' run-wide shifts are the machine's (--relative): each run's factor is taken out
+  /// of the items, where the shift moves the items alike (not when items were left behind by
+  /// it: then it is a change, not the machine's); the shift's row gets no verdict and fails no
+  /// gate, and an item is judged and gated on its change beyond the shift. By default items are
+  /// judged as measured, every run-wide shift left in.
   bool relative = false;
-  /// Judge items against 0, their group's run-wide shift left in (--absolute).
+  /// The default, said explicitly (--absolute): judge items as measured.
   bool absolute = false;
   /// Numbered names (`Train step 3`) whose members are too few to test on their own are
   /// folded into one item (`Train step *`) unless this is set (--keep-numbers).
@@ -50,7 +53,9 @@ enum class verdict { slower, faster, more, fewer, same, untested, added, gone };
 struct diff_measure {
   double base = 0;           ///< geometric mean over the base's runs (ns, or calls)
   double now = 0;            ///< the same over the new runs
-  double change = 0;         ///< now / base - 1: the estimate the interval belongs to
+  double change = 0;         ///< the estimate the interval belongs to: now / base - 1, or
+                             ///< (--relative, the shift taken out) the change beyond the shift
+  double measured = 0;       ///< now / base - 1 as measured (Base and New)
   bool tested = false;       ///< a test was made (2 or more runs with values on each side)
   double p = 1;              ///< the t test's two-sided p-value
   double q = 1;              ///< p adjusted for all the comparison's tests (Benjamini-Hochberg)
@@ -98,6 +103,8 @@ struct group_shift {
   std::string group;      ///< "host ranges" or "GPU items"
   double shift = 0;       ///< mean run factor of the new side over the base's, minus 1
   std::size_t items = 0;  ///< the items the run factors are the medians over
+  std::size_t apart = 0;  ///< of those, items left behind by the shift (its change against it)
+  bool taken_out = false; ///< the run factors were taken out of the items (--relative)
 };
 
 /// @brief A family of numbered names folded into one row.
