@@ -14,6 +14,12 @@ fixture   Traces written here, whose runs differ as real programs' runs do: ever
           fewer; a 10% gate that fails), at 1, 3 and 5 runs a side; runs in which one host range
           and one kernel are +10%, +25% or +50% longer, or one kernel runs twice as often, are
           compared with unchanged runs (detection) at 3 and 5 runs a side (+25%: 2, 3, 5, 10).
+cases     Real changes that reach many items, on runs whose items nest (a step holds four
+          layers, each holding matmul and gelu; tests/capture/diff_tests.py's synthetic runs):
+          a child slower inside its parents; most kernels faster, two untouched; a machine-wide
+          slowdown (every host range 1.3x); gelu called twice as often; unchanged runs. For each
+          mode (default, --relative), out of N comparisons of 5 runs a side: those with a false
+          verdict on an untouched item, and those that found every changed item.
 traces    Unchanged runs of real programs (one folder of traces per program, such as the GPU
           machine's ten runs each of reduce v3 and v4, stream_workers, a program with numbered
           steps): every comparison of disjoint subsets at 1, 3 and 5 runs a side (sampled when
@@ -21,6 +27,7 @@ traces    Unchanged runs of real programs (one folder of traces per program, suc
 timing    The time `diff` takes on 2 x 5 traces of about 25k ranges and 40k GPU operations each.
 
 usage: bench/diff_noise.py fixture CAPTURE [--comparisons 100] [--seed 1] [--out DIR]
+       bench/diff_noise.py cases CAPTURE [--comparisons 100] [--seed 1] [--out DIR]
        bench/diff_noise.py traces CAPTURE DIR... [--out DIR] [--name NAME]
        bench/diff_noise.py timing CAPTURE [--out DIR]
 CAPTURE is the nvtxpp-capture binary. Writes DIR/NAME.txt (the tables) and DIR/NAME.csv (every
@@ -200,6 +207,62 @@ def fixture(a, w, out_rows):
 
 
 # ------------------------------------------------------------------------------------------------
+# Real changes that reach many items
+
+def cases(a, w, out_rows):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                    "capture"))
+    import diff_tests as dt  # the synthetic runs the tests judge too
+    rng = random.Random(a.seed)
+    tmp = tempfile.mkdtemp(prefix="diff-cases-")
+    host = [":" + x for x in list(dt.HOST_LEAVES) + dt.LAYERS + ["step"]]
+    parents = {":" + x for x in dt.LAYERS} | {":step"}
+    pool = [dt.synthetic_run(os.path.join(tmp, f"u{i}.json"), rng) for i in range(20)]
+    defs = [  # label, run arguments, {mode: {item: verdict}} (untouched: every other item)
+        ("unchanged runs", {}, {"default": {}, "relative": {}}),
+        ("nested: matmul 1.4x inside its layers and step", {"matmul": 1.4},
+         {m: {n: "slower" for n in {":matmul"} | parents} for m in ("default", "relative")}),
+        ("most GPU items: 9 of 11 kernels 0.75x", {"gpu_changed": 0.75},
+         {m: {k: "faster" for k in dt.KERNELS[:9]} for m in ("default", "relative")}),
+        ("machine-wide: every host range 1.3x", {"host": 1.3},
+         {"default": {n: "slower" for n in host}, "relative": {}}),
+        ("calls doubled: gelu twice a layer", {"gelu_calls": 2},
+         {m: dict({":gelu": "more"}, **{n: "slower" for n in parents})
+          for m in ("default", "relative")}),
+    ]
+    w("## Real changes that reach many items\n")
+    w(f"5 runs a side; {a.comparisons} comparisons each, runs drawn at random from 20 unchanged "
+      "and 10 changed runs. False: an untouched item with a verdict other than `same`. Found: "
+      "every changed item with its verdict (as measured; --relative: beyond a shift taken as "
+      "the machine's).\n")
+    w("| case | mode | comparisons with a false verdict on an untouched item | "
+      "comparisons that found every changed item |")
+    w("|---|---|---|---|")
+    for label, kw, want in defs:
+        changed = [dt.synthetic_run(os.path.join(tmp, f"c{len(out_rows)}-{i}.json"), rng, **kw)
+                   for i in range(10)] if kw else pool
+        for mode, opts in (("default", []), ("relative", ["--relative"])):
+            false = found = 0
+            for c in range(a.comparisons):
+                if kw:
+                    base, new = rng.sample(pool, 5), rng.sample(changed, 5)
+                else:
+                    pick = rng.sample(pool, 10)
+                    base, new = pick[:5], pick[5:]
+                rows, _ = diff_rows(a.capture, base, new, opts)
+                items = {r["Name"]: r["Verdict"] for r in rows if r["Kind"] != "all"}
+                bad = [f"{n} {v}" for n, v in items.items()
+                       if n not in want[mode] and v != "same"]
+                false += bool(bad)
+                found += all(items.get(n) == v for n, v in want[mode].items())
+                out_rows.append([f"cases-{label}", 5, mode, c, len(rows), 0, ";".join(bad)])
+            n = a.comparisons
+            w(f"| {label} | {mode} | {false}/{n} | "
+              f"{f'{found}/{n}' if want[mode] else '- (nothing changed)'} |")
+    w("")
+
+
+# ------------------------------------------------------------------------------------------------
 # Real programs' unchanged runs
 
 def splits(n, k, most, rng):
@@ -296,7 +359,7 @@ def timing(a, w, out_rows):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("what", choices=("fixture", "traces", "timing"))
+    ap.add_argument("what", choices=("fixture", "cases", "traces", "timing"))
     ap.add_argument("capture")
     ap.add_argument("dirs", nargs="*")
     ap.add_argument("--comparisons", type=int, default=100)
@@ -318,7 +381,8 @@ def main():
         lines.append(s)
 
     out_rows = []
-    {"fixture": fixture, "traces": traces, "timing": timing}[a.what](a, w, out_rows)
+    {"fixture": fixture, "cases": cases, "traces": traces, "timing": timing}[a.what](a, w,
+                                                                                  out_rows)
     with open(os.path.join(a.out, name + ".txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(os.path.join(a.out, name + ".csv"), "w", newline="") as f:

@@ -513,10 +513,10 @@ LAYERS = ["layer A", "layer B", "layer C", "layer D"]
 KERNELS = [f"kernel_{i}(float*)" for i in range(9)] + ["kernel_9(float*)", "adamw(float*)"]
 
 
-def synthetic_run(path, rng, host=1.0, matmul=1.0, gpu_changed=1.0, iters=10):
+def synthetic_run(path, rng, host=1.0, matmul=1.0, gpu_changed=1.0, iters=10, gelu_calls=1):
     """One run. host: every host range's factor (a machine-wide slowdown); matmul: matmul's (and
     so its layers' and the step's, which hold it); gpu_changed: kernel_0 .. kernel_8's (kernel_9
-    and adamw untouched)."""
+    and adamw untouched); gelu_calls: gelu's instances a layer (its layers and step hold them)."""
     hf = host * math.exp(rng.gauss(0, 0.03))
     gf = math.exp(rng.gauss(0, 0.005))
     item_f = {n: math.exp(rng.gauss(0, 0.02)) for n in list(HOST_LEAVES) + LAYERS + ["step"]}
@@ -539,9 +539,10 @@ def synthetic_run(path, rng, host=1.0, matmul=1.0, gpu_changed=1.0, iters=10):
             d = leaf("matmul", matmul)
             rng_ev("matmul", t, d)
             t += d + 2
-            d = leaf("gelu")
-            rng_ev("gelu", t, d)
-            t += d + 2
+            for _ in range(gelu_calls):
+                d = leaf("gelu")
+                rng_ev("gelu", t, d)
+                t += d + 2
             t += 20 * hf * item_f[layer]
             rng_ev(layer, ls, t - ls)
         t += 30 * hf * item_f["step"]

@@ -468,22 +468,24 @@ diff_row shift_row(std::size_t g, std::array<std::vector<double>, 2> const& f, s
 /// moves most kernels) moves the median item with it and leaves the untouched items where they
 /// were: against it. (Items that moved further than the shift, the same way, are the changes
 /// a comparison is made for, and their parents: no sign against the machine.)
-std::size_t apart_from_shift(std::vector<work_item> const& items, std::size_t g, double shift,
-                             std::array<std::size_t, 2> runs, diff_options const& o) {
+std::size_t apart_from_shift(std::vector<work_item>& items, std::size_t g, std::size_t m,
+                             double shift, std::array<std::size_t, 2> runs,
+                             diff_options const& o) {
   std::size_t apart = 0;
-  for (auto const& w : items) {
+  for (auto& w : items) {
+    auto const& b = series(w.raw[1], m);
     if (group_of(w.row.kind) != g || w.row.base_n < runs[0] || w.row.new_n < runs[1] ||
-        w.raw[0].median.size() != runs[0] || w.raw[1].median.size() != runs[1]) {
+        series(w.raw[0], m).size() != runs[0] || b.size() != runs[1]) {
       continue;
     }
-    std::vector<double> a = w.raw[0].median;
+    std::vector<double> a = series(w.raw[0], m);
     for (double& x : a) {
       x += shift;
     }
-    if (a.size() < 2 || w.raw[1].median.size() < 2) {
+    if (a.size() < 2 || b.size() < 2) {
       continue;
     }
-    auto const t = stats::two_sample_t(a, w.raw[1].median, 1 - o.alpha);
+    auto const t = stats::two_sample_t(a, b, 1 - o.alpha);
     bool const against = (t.diff > 0) != (shift > 0);
     if (against && (t.se == 0 ? t.diff != 0 : t.p <= o.alpha) &&
         std::fabs(std::expm1(t.diff)) > o.threshold) {
@@ -511,15 +513,24 @@ void run_wide(std::vector<work_item>& work, diff_result& result, std::array<std:
     work_item w;
     w.row = shift_row(g, f, used, o);
     group_shift gs{w.row.name, w.row.median.change, used};
+    auto const consistent = [&](std::size_t m, std::array<std::vector<double>, 2> const& fm,
+                                std::size_t n) {
+      std::size_t const apart = apart_from_shift(work, g, m, mean(fm[1]) - mean(fm[0]), runs, o);
+      if (m == med_m) {
+        gs.apart = apart;
+      }
+      return static_cast<double>(apart) <= std::max(1.0, max_apart_share * static_cast<double>(n));
+    };
     if (o.relative && runs[0] >= 2 && runs[1] >= 2) {
-      gs.apart = apart_from_shift(work, g, mean(f[1]) - mean(f[0]), runs, o);
-      gs.taken_out = static_cast<double>(gs.apart) <=
-                     std::max(1.0, max_apart_share * static_cast<double>(used));
+      gs.taken_out = consistent(med_m, f, used);
     }
     if (gs.taken_out) {
-      take_out(work, g, med_m, f, runs);
+      // The time per run's factors apart, by the same rule: more calls of a few items move
+      // their parents' time, not the machine's.
       auto const [ft, used_t] = run_factors(work, g, time_m, runs);
-      if (!ft[0].empty()) {
+      bool const time_too = !ft[0].empty() && consistent(time_m, ft, used_t);
+      take_out(work, g, med_m, f, runs);
+      if (time_too) {
         take_out(work, g, time_m, ft, runs);
       }
     } else if (o.relative && runs[0] >= 2 && runs[1] >= 2) {
