@@ -5,7 +5,7 @@
 //   nvtxpp_merge_gen DIR [files=64] [ranges=1000000] [first=0]
 // (first: the rank of the first file, so that several generators can share the work)
 // Not a test.
-#include "model/launch_meta.hpp"
+#include "common/launch_meta.hpp"
 #include "writers/sqlite/sqlite_writer.hpp"
 
 #include <chrono>

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """tools/capture's rooms (tools/capture/README.md): checks that includes flow one way (a room
 includes only itself and the rooms below it), that the in-process half includes nothing of the
-offline half, and that no folder under tools/ holds more than 15 source files directly.
+offline half, that a header's implementation lives in the header's own room (a source file's
+own header, the one it includes first and is named after, sits in its room), and that no folder
+under tools/ holds more than 15 source files directly.
 
 usage: scripts/check_rooms.py [REPO_ROOT]      exit 0: all hold; 1: each breach listed
 """
@@ -20,7 +22,8 @@ ROOMS = {
     "writers/sqlite": ["common", "model", "writers"],
     "analyses": ["common", "model"],
     "merge": ["common", "model", "readers", "writers", "writers/sqlite", "analyses"],
-    "launch": ["common", "model", "readers", "writers", "writers/sqlite", "analyses"],
+    "launch": ["common", "model", "readers", "readers/raw", "writers", "writers/sqlite",
+               "analyses"],
     "flight": ["common", "model", "readers", "readers/raw", "writers", "writers/sqlite",
                "analyses", "launch"],
     "commands": ["common", "model", "readers", "readers/raw", "writers", "writers/sqlite",
@@ -60,11 +63,20 @@ def main():
                 breaches.append(f"{os.path.relpath(path, root)}: in no room")
                 continue
             allowed = set(ROOMS[room]) | {room}
+            first = True
             for line in open(path, encoding="utf-8", errors="replace"):
                 m = INCLUDE.match(line)
                 if not m:
                     continue
                 target = os.path.normpath(os.path.join(d, m.group(1)))
+                stem = os.path.splitext(f)[0]
+                if (first and f.endswith((".cpp", ".cu")) and
+                        os.path.splitext(os.path.basename(target))[0] == stem and
+                        room_of(capture, target) != room):
+                    breaches.append(f"{os.path.relpath(path, root)} ({room}) implements "
+                                    f"{m.group(1)} ({room_of(capture, target)}): a header's "
+                                    f"implementation lives in its own room")
+                first = False
                 if target.startswith(recording + os.sep) or not target.startswith(capture):
                     continue  # the recorder core (both halves), the library, the system
                 to = room_of(capture, target)

@@ -2,7 +2,7 @@
 
 #include "launch_meta.hpp"
 
-#include "../common/rank_vars.hpp"
+#include "rank_vars.hpp"
 
 #include <unistd.h>
 

@@ -1,7 +1,7 @@
 /// @file
 /// @brief Which process of a multi-rank launch this is, from the launchers' variables: one table
 /// for the output names and job dumps (launch/output_name, flight/job_channel), the rank the
-/// outputs record for merge (model/launch_meta), and the rank each process of one trace is
+/// outputs record for merge (common/launch_meta), and the rank each process of one trace is
 /// labelled with (the injection library). Header-only, no dependency: both halves include it.
 #pragma once
 

@@ -2,7 +2,8 @@
 
 #include "write_outputs.hpp"
 
-#include "../model/launch_meta.hpp"
+#include "../common/launch_meta.hpp"
+#include "../readers/raw/raw_reader.hpp"
 #include "../writers/sqlite/sqlite_sink.hpp"
 
 #include <unistd.h>

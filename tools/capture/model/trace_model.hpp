@@ -3,8 +3,9 @@
 /// categories, named resources, ranges, marks, GPU activity, CUDA API calls, warnings), delivered
 /// as a stream of events to sinks (the JSON writer, the summary, the SQLite writer).
 ///
-/// Nothing is held for the whole trace: the `reader` decodes one process file at a time and
-/// hands each event to every sink as it completes, so a recording of tens of millions of ranges
+/// Nothing is held for the whole trace: the raw recording's `reader`
+/// (readers/raw/raw_reader.hpp) decodes one process file at a time and hands each event to
+/// every sink as it completes, so a recording of tens of millions of ranges
 /// needs memory for the open ranges only (plus whatever a sink chooses to keep).
 ///
 /// Order of delivery, per process file (files in name order):
@@ -349,26 +350,6 @@ struct read_totals {
   std::uint64_t unattributed[3] = {0, 0, 0};
   std::map<std::string, std::uint64_t> warning_counts;  ///< by kind
   std::vector<std::string> warnings;                    ///< the first few, in order found
-};
-
-/// @brief Reads a raw recording directory (nvtxpp-<pid>.bin files) and drives sinks.
-class reader {
- public:
-  /// @param max_warning_lines warnings kept verbatim in read_totals::warnings
-  /// @param graphs how CUDA graph work is delivered
-  explicit reader(std::string raw_dir, std::size_t max_warning_lines = 20,
-                  graph_trace graphs = graph_trace::node);
-  /// @brief Adds a sink (not owned; must outlive run()).
-  void add_sink(trace_sink& sink);
-  /// @brief Reads every process file and delivers it to the sinks, then calls finish on each.
-  /// @throws std::runtime_error when the directory cannot be read; output_error from a sink
-  [[nodiscard]] read_totals run();
-
- private:
-  std::string dir_;
-  std::size_t max_warning_lines_;
-  graph_trace graphs_;
-  std::vector<trace_sink*> sinks_;
 };
 
 /// @brief `payload_bits` of type `payload_type` formatted as a JSON number (or a quoted

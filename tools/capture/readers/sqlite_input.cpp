@@ -2,7 +2,7 @@
 
 #include "sqlite_input.hpp"
 
-#include "../model/launch_meta.hpp"
+#include "../common/launch_meta.hpp"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,6 @@
 /// @file
-/// @brief Internal to the trace model (trace_model.cpp, process_file.cpp, process_delivery*.cpp):
+/// @brief Internal to the raw recording's reader (raw_reader.cpp, process_file.cpp,
+/// process_delivery*.cpp):
 /// a mapped process file and its index, the time clamp, reading a file and delivering it.
 #pragma once
 

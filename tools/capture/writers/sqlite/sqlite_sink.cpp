@@ -2,7 +2,7 @@
 // Nsight Systems' export layout, written by sqlite_writer.
 #include "sqlite_writer.hpp"
 
-#include "../../model/launch_meta.hpp"
+#include "../../common/launch_meta.hpp"
 #include "sqlite_sink.hpp"
 
 #include <sqlite3.h>

@@ -4,7 +4,7 @@
 
 #include "sqlite_writer.hpp"
 
-#include "../../model/launch_meta.hpp"
+#include "../../common/launch_meta.hpp"
 #include "sqlite_limit_vfs.hpp"
 
 #include <sqlite3.h>
