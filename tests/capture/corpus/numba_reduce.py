@@ -18,8 +18,14 @@ if not hasattr(np, "row_stack"):
 
 from numba import cuda  # noqa: E402
 
-nvtx = ctypes.CDLL(sys.argv[1])
-nvtx.corpus_push.argtypes = [ctypes.c_char_p]
+nvtx = None  # the NVTX C API through ctypes (load_nvtx); numba_steps.py imports the kernels
+
+
+def load_nvtx(path):
+    global nvtx
+    nvtx = ctypes.CDLL(path)
+    nvtx.corpus_push.argtypes = [ctypes.c_char_p]
+    return nvtx
 
 
 class rng:
@@ -55,6 +61,7 @@ def single_thread_sum(partial, out):
 
 
 def main():
+    load_nvtx(sys.argv[1])
     n = 1 << 22
     host = np.ones(n, dtype=np.float32)
     with rng("H2D Memory"):

@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 """Corpus: a Numba program in steps. Numba compiles its kernels at run time and launches them,
 and makes its copies, through the CUDA driver API; each step ("step" range, NVTX through ctypes
-over libcorpus_nvtx.so, as numba_reduce.py) runs a reduction's two kernels and copies the sum
-back. For the leave-it-on checks (scripts/verify_leave_on_gpu.sh).
+over libcorpus_nvtx.so) runs numba_reduce.py's two kernels and copies the sum back. For the leave-it-on checks (scripts/verify_leave_on_gpu.sh).
 
     numba_steps.py LIBCORPUS_NVTX [--seconds S] [--slow-at T]
 Five warm-up steps ("warmup": the JIT compiles there), then steps for S seconds (default 4); the
@@ -10,37 +9,14 @@ first step that starts T seconds or more after the loop's start reduces ten time
 for a trigger). Prints "steps=N mean_step_ns=M".
 """
 import argparse
-import ctypes
 import sys
 import time
 
 import numpy as np
 
-if not hasattr(np, "row_stack"):
-    np.row_stack = np.vstack  # numba-cuda there names it; numpy 2.5 removed the alias
-
+# numba_reduce.py's kernels (importing it also restores the numpy alias numba-cuda needs)
+from numba_reduce import load_nvtx, partial_reduce, single_thread_sum
 from numba import cuda  # noqa: E402
-
-
-@cuda.jit
-def partial_reduce(array, partial):
-    i = cuda.grid(1)
-    if i < partial.size:
-        s = 0.0
-        j = i
-        while j < array.size:
-            s += array[j]
-            j += partial.size
-        partial[i] = s
-
-
-@cuda.jit
-def single_thread_sum(partial, out):
-    if cuda.grid(1) == 0:
-        s = 0.0
-        for k in range(partial.size):
-            s += partial[k]
-        out[0] = s
 
 
 def main():
@@ -49,8 +25,7 @@ def main():
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--slow-at", type=float, default=-1.0)
     a = ap.parse_args()
-    nvtx = ctypes.CDLL(a.nvtx_lib)
-    nvtx.corpus_push.argtypes = [ctypes.c_char_p]
+    nvtx = load_nvtx(a.nvtx_lib)
     n = 1 << 24
     array = cuda.to_device(np.ones(n, dtype=np.float32))
     partial = cuda.device_array(4096, dtype=np.float32)

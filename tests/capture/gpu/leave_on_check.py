@@ -94,17 +94,24 @@ def check_raise(typical, trigger_dump, raised_dump, label):
     slow = [d for d in durs if durs and d > 3 * statistics.median(durs)]
     if not slow:
         fail(f"{label}: the trigger's dump holds no slow step ({len(steps)} steps)")
+    raised = raised_text(typical, raised_dump, label)
+    if raised:
+        print(f"- {label}: the trigger's dump holds {len(steps)} steps, the slow one "
+              f"{max(durs) / 1e3 if durs else 0:.1f} ms against a median "
+              f"{statistics.median(durs) / 1e3 if durs else 0:.2f} ms; the raised dump: "
+              f"{raised}")
+
+
+def raised_text(typical, raised_dump, label):
+    """The raised dump's periods and the steps inside them, checked; "" when it has none."""
     ps = named_periods(sc.load(raised_dump), "GPU detail: raised")
     if not ps:
         fail(f"{label}: no 'GPU detail: raised' period in the raised dump")
-        return
+        return ""
     _, _, inside, match, kernels = steps_inside(raised_dump, ps, typical, label + " raised")
-    print(f"- {label}: the trigger's dump holds {len(steps)} steps, the slow one "
-          f"{max(durs) / 1e3 if durs else 0:.1f} ms against a median "
-          f"{statistics.median(durs) / 1e3 if durs else 0:.2f} ms; the raised dump: "
-          f"{len(ps)} raised period(s) of {sum(b - a for a, b in ps) / 1e6:.2f} s, "
-          f"{len(inside)} steps inside, {len(match)} with the full capture's kernels "
-          f"({kernels} kernels)")
+    return (f"{len(ps)} raised period(s) of {sum(b - a for a, b in ps) / 1e6:.2f} s, "
+            f"{len(inside)} steps inside, {len(match)} with the full capture's kernels "
+            f"({kernels} kernels)")
 
 
 def check_job_rank(typical, trigger_dump, raised_dump, label):
@@ -116,15 +123,10 @@ def check_job_rank(typical, trigger_dump, raised_dump, label):
     ps = sc.periods(events)
     if not steps or not ps:
         fail(f"{label}: the job's dump 1 holds {len(steps)} steps, {len(ps)} periods")
-    raised = named_periods(sc.load(raised_dump), "GPU detail: raised")
-    if not raised:
-        fail(f"{label}: no 'GPU detail: raised' period in dump 2")
-        return
-    _, _, inside, match, kernels = steps_inside(raised_dump, raised, typical, label + " raised")
-    print(f"- {label}: dump 1 holds {len(steps)} steps and {len(ps)} period(s); dump 2 "
-          f"{len(raised)} raised period(s) of {sum(b - a for a, b in raised) / 1e6:.2f} s, "
-          f"{len(inside)} steps inside, {len(match)} with the full capture's kernels "
-          f"({kernels} kernels)")
+    raised = raised_text(typical, raised_dump, label)
+    if raised:
+        print(f"- {label}: dump 1 holds {len(steps)} steps and {len(ps)} period(s); dump 2 "
+              f"{raised}")
 
 
 def check_window(typical, trace, duration_s, label):
