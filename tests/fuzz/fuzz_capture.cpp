@@ -4,7 +4,7 @@
 // trace_model reader into the JSON and summary sinks.
 // Outcome wanted: warnings, never a crash, a hang or unbounded memory.
 #include "../../tools/capture/analyses/summary.hpp"
-#include "../../tools/capture/model/trace_model.hpp"
+#include "../../tools/capture/readers/raw/raw_reader.hpp"
 #include "../../tools/capture/writers/json_writer.hpp"
 #include "../../tools/recording/decode/decode.hpp"
 
