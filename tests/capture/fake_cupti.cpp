@@ -172,7 +172,8 @@ CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable) 
 }
 
 bool driver_recorded(CUpti_CallbackId cbid) {
-  return g_enabled[CUPTI_ACTIVITY_KIND_DRIVER] || (g_driver_api[cbid] && !g_driver_api_was_off[cbid]);
+  return g_enabled[CUPTI_ACTIVITY_KIND_DRIVER] ||
+         (g_driver_api[cbid] && !g_driver_api_was_off[cbid]);
 }
 
 CUptiResult cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** record) {

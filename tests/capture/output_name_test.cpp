@@ -1,7 +1,7 @@
 // The trace file's name (tools/capture/launch/output_name.hpp): patterns, rank detection, where the
 // rank goes. The launcher's behaviour end to end is in scale_tests.py.
-#include "flight/job_channel.hpp"
 #include "launch/output_name.hpp"
+#include "flight/job_channel.hpp"
 
 #include "catch.hpp"
 
@@ -63,12 +63,17 @@ TEST_CASE("PyTorch's launchers: RANK of WORLD_SIZE, first under torchrun") {
   REQUIRE(r);
   CHECK((r->rank == 1 && r->size == 2 && r->variable == "RANK"));
   // torchrun started by srun: Slurm's variables number the torchruns, not the ranks.
-  r = cli::detect_rank(env({{"RANK", "3"}, {"WORLD_SIZE", "4"}, {"TORCHELASTIC_RUN_ID", "j"},
-                            {"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"}}));
+  r = cli::detect_rank(env({{"RANK", "3"},
+                            {"WORLD_SIZE", "4"},
+                            {"TORCHELASTIC_RUN_ID", "j"},
+                            {"SLURM_PROCID", "0"},
+                            {"SLURM_NTASKS", "2"}}));
   REQUIRE(r);
   CHECK((r->rank == 3 && r->variable == "RANK"));
   // No torchrun (DeepSpeed over mpirun copies the ranks): the MPI launcher's own variables.
-  r = cli::detect_rank(env({{"RANK", "2"}, {"WORLD_SIZE", "4"}, {"OMPI_COMM_WORLD_RANK", "2"},
+  r = cli::detect_rank(env({{"RANK", "2"},
+                            {"WORLD_SIZE", "4"},
+                            {"OMPI_COMM_WORLD_RANK", "2"},
                             {"OMPI_COMM_WORLD_SIZE", "4"}}));
   REQUIRE(r);
   CHECK(r->variable == "OMPI_COMM_WORLD_RANK");
@@ -85,16 +90,24 @@ TEST_CASE("PyTorch's launchers: RANK of WORLD_SIZE, first under torchrun") {
 }
 
 TEST_CASE("torchrun's job: its run id, made unique when it is the default") {
-  auto j = cli::detect_job(env({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"TORCHELASTIC_RUN_ID", "r/7"},
-                                {"MASTER_ADDR", "node1"}, {"MASTER_PORT", "29500"}}));
+  auto j = cli::detect_job(env({{"RANK", "0"},
+                                {"WORLD_SIZE", "2"},
+                                {"TORCHELASTIC_RUN_ID", "r/7"},
+                                {"MASTER_ADDR", "node1"},
+                                {"MASTER_PORT", "29500"}}));
   REQUIRE(j);
   CHECK((j->id == "r_7" && j->variable == "TORCHELASTIC_RUN_ID" && j->rank == 0 && j->size == 2));
-  j = cli::detect_job(env({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"TORCHELASTIC_RUN_ID", "none"},
-                           {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "29500"}}));
+  j = cli::detect_job(env({{"RANK", "1"},
+                           {"WORLD_SIZE", "2"},
+                           {"TORCHELASTIC_RUN_ID", "none"},
+                           {"MASTER_ADDR", "127.0.0.1"},
+                           {"MASTER_PORT", "29500"}}));
   REQUIRE(j);
   CHECK(j->id == "none.127.0.0.1.29500");
   // NVTXPP_JOB_ID still wins; without a run id (RANK and WORLD_SIZE alone) there is no job.
-  j = cli::detect_job(env({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"TORCHELASTIC_RUN_ID", "r"},
+  j = cli::detect_job(env({{"RANK", "1"},
+                           {"WORLD_SIZE", "2"},
+                           {"TORCHELASTIC_RUN_ID", "r"},
                            {"NVTXPP_JOB_ID", "mine"}}));
   REQUIRE(j);
   CHECK(j->id == "mine");

@@ -67,10 +67,10 @@ int main(int argc, char** argv) {
   CORPUS_CHECK(cudaStreamCreate(&stream));
   {
     nvtxpp::scoped_range r{"H2D Memory"};
-    CORPUS_CHECK(cudaMemcpyAsync(a, host.data(), elems * sizeof(float), cudaMemcpyHostToDevice,
-                                 stream));
-    CORPUS_CHECK(cudaMemcpyAsync(b, host.data(), elems * sizeof(float), cudaMemcpyHostToDevice,
-                                 stream));
+    CORPUS_CHECK(
+        cudaMemcpyAsync(a, host.data(), elems * sizeof(float), cudaMemcpyHostToDevice, stream));
+    CORPUS_CHECK(
+        cudaMemcpyAsync(b, host.data(), elems * sizeof(float), cudaMemcpyHostToDevice, stream));
     CORPUS_CHECK(cudaMemcpyAsync(a16, host16.data(), elems * sizeof(__nv_bfloat16),
                                  cudaMemcpyHostToDevice, stream));
     CORPUS_CHECK(cudaMemcpyAsync(b16, host16.data(), elems * sizeof(__nv_bfloat16),
@@ -88,8 +88,8 @@ int main(int argc, char** argv) {
   CORPUS_CHECK(cublasLtMatrixLayoutCreate(&m.ld, CUDA_R_32F, n, n, n));
   cublasLtMatmulPreference_t pref = nullptr;
   CORPUS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
-  CORPUS_CHECK(cublasLtMatmulPreferenceSetAttribute(
-      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &m.workspace_bytes, sizeof m.workspace_bytes));
+  CORPUS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                    &m.workspace_bytes, sizeof m.workspace_bytes));
   int found = 0;
   CORPUS_CHECK(cublasLtMatmulAlgoGetHeuristic(m.lt, m.op, m.la, m.lb, m.ld, m.ld, pref, 1,
                                               &m.heuristic, &found));
@@ -97,10 +97,10 @@ int main(int argc, char** argv) {
   float const one = 1.0F, zero = 0.0F;
 
   auto matrix_work = [&] {
-    CORPUS_CHECK(cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n, &zero, c,
-                             n));
-    CORPUS_CHECK(cublasSgemm(blas, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, c, n, a, n, &zero, d,
-                             n));
+    CORPUS_CHECK(
+        cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, n, b, n, &zero, c, n));
+    CORPUS_CHECK(
+        cublasSgemm(blas, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, c, n, a, n, &zero, d, n));
     CORPUS_CHECK(cublasLtMatmul(m.lt, m.op, &one, a16, m.la, b16, m.lb, &zero, c, m.ld, c, m.ld,
                                 &m.heuristic.algo, m.workspace, m.workspace_bytes, stream));
   };
@@ -139,9 +139,9 @@ int main(int argc, char** argv) {
   cublasLtMatmulDescDestroy(m.op);
   cublasLtDestroy(m.lt);
   cublasDestroy(blas);
-  for (void* p : {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(c),
-                  static_cast<void*>(d), static_cast<void*>(a16), static_cast<void*>(b16),
-                  m.workspace}) {
+  for (void* p :
+       {static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(c), static_cast<void*>(d),
+        static_cast<void*>(a16), static_cast<void*>(b16), m.workspace}) {
     CORPUS_CHECK(cudaFree(p));
   }
   CORPUS_CHECK(cudaStreamDestroy(stream));

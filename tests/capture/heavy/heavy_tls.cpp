@@ -18,6 +18,7 @@ __attribute__((tls_model("initial-exec"))) thread_local unsigned char nvtxpp_hea
 /// linked, whatever the linker's --as-needed).
 extern "C" __attribute__((visibility("default"))) unsigned nvtxpp_heavy_tls_touch(
     std::size_t at) noexcept {
-  nvtxpp_heavy_tls[at % tls_bytes] = static_cast<unsigned char>(nvtxpp_heavy_tls[at % tls_bytes] + 1);
+  nvtxpp_heavy_tls[at % tls_bytes] =
+      static_cast<unsigned char>(nvtxpp_heavy_tls[at % tls_bytes] + 1);
   return nvtxpp_heavy_tls[at % tls_bytes];
 }

@@ -36,9 +36,12 @@ bool from_injection_library(void* caller) noexcept {
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) int pthread_create(
-    pthread_t* thread, pthread_attr_t const* attr, void* (*start)(void*), void* arg) {
-  if (int const e = refused_error(); e != 0 && from_injection_library(__builtin_return_address(0))) {
+extern "C" __attribute__((visibility("default"))) int pthread_create(pthread_t* thread,
+                                                                     pthread_attr_t const* attr,
+                                                                     void* (*start)(void*),
+                                                                     void* arg) {
+  if (int const e = refused_error();
+      e != 0 && from_injection_library(__builtin_return_address(0))) {
     return e;
   }
   static auto const next = reinterpret_cast<create_fn>(::dlsym(RTLD_NEXT, "pthread_create"));

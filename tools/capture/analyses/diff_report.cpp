@@ -128,10 +128,11 @@ void print_diff_table(std::FILE* out, diff_result const& result, diff_options co
   // its own beside the change as measured.
   bool const beyond = std::any_of(result.shifts.begin(), result.shifts.end(),
                                   [](group_shift const& g) { return g.taken_out; });
-  t.header = {"Verdict",  "Kind",    "Name",   "Style",
-              "Base Med", "New Med", "Change", fmt::format("{:g}% CI", 100 * (1 - options.alpha)),
-              "p",        "Calls/run", "Time/run", "Total/run",
-              "Note"};
+  t.header = {
+      "Verdict",  "Kind",      "Name",     "Style",
+      "Base Med", "New Med",   "Change",   fmt::format("{:g}% CI", 100 * (1 - options.alpha)),
+      "p",        "Calls/run", "Time/run", "Total/run",
+      "Note"};
   t.left = {true, true, true, true, false, false, false, false, false, false, false, false, true};
   if (beyond) {
     t.header.insert(t.header.begin() + 7, "Beyond Shift");
@@ -148,22 +149,40 @@ void print_diff_table(std::FILE* out, diff_result const& result, diff_options co
         r.median.tested ? "[" + pct(r.median.ci.lo) + ", " + pct(r.median.ci.hi) + "]" : "-";
     std::vector<std::string> row;
     if (r.whole_group) {
-      row = {to_string(r.v), "all", r.name, "", "-", "-", pct(r.median.change), ci,
-             p_text(r.median), "-", "-", "-",
-             r.note.empty() ? fmt::format("run-wide shift over {} items (the median item's)",
-                                          r.members)
-                            : r.note};
+      row = {to_string(r.v),
+             "all",
+             r.name,
+             "",
+             "-",
+             "-",
+             pct(r.median.change),
+             ci,
+             p_text(r.median),
+             "-",
+             "-",
+             "-",
+             r.note.empty()
+                 ? fmt::format("run-wide shift over {} items (the median item's)", r.members)
+                 : r.note};
       if (beyond) {
         row.insert(row.begin() + 7, "-");
       }
       t.rows.push_back(std::move(row));
       continue;
     }
-    row = {to_string(r.v), to_string(r.kind), r.name, r.style,
-           r.base_n != 0 ? human_ns(r.median.base) : "-", r.new_n != 0 ? human_ns(r.median.now) : "-",
-           both(r) ? pct(r.median.measured) : "-", ci, p_text(r.median),
-           both(r) ? calls_text(r) : "-", both(r) ? pct(r.time.measured) : "-",
-           signed_human(r.impact()), r.note};
+    row = {to_string(r.v),
+           to_string(r.kind),
+           r.name,
+           r.style,
+           r.base_n != 0 ? human_ns(r.median.base) : "-",
+           r.new_n != 0 ? human_ns(r.median.now) : "-",
+           both(r) ? pct(r.median.measured) : "-",
+           ci,
+           p_text(r.median),
+           both(r) ? calls_text(r) : "-",
+           both(r) ? pct(r.time.measured) : "-",
+           signed_human(r.impact()),
+           r.note};
     if (beyond) {
       row.insert(row.begin() + 7, both(r) && r.shift != 0 ? pct(r.median.change) : "-");
     }
@@ -208,10 +227,9 @@ void print_diff_csv(std::FILE* out, std::vector<diff_row> const& rows) {
                r.whole_group ? "all" : to_string(r.kind), csv_field(r.name), r.style,
                r.base_n != 0 && item ? fmt::format("{:.1f}", m.base) : "",
                r.new_n != 0 && item ? fmt::format("{:.1f}", m.now) : "",
-               pct_of(item ? m.measured : m.change, b),
-               pct_of(m.ci.lo, m.tested), pct_of(m.ci.hi, m.tested),
-               m.tested ? fmt::format("{:.6g}", m.p) : "", r.base_n, r.new_n, r.base_total,
-               r.new_total, r.impact(), to_string(r.v), csv_field(r.note));
+               pct_of(item ? m.measured : m.change, b), pct_of(m.ci.lo, m.tested),
+               pct_of(m.ci.hi, m.tested), m.tested ? fmt::format("{:.6g}", m.p) : "", r.base_n,
+               r.new_n, r.base_total, r.new_total, r.impact(), to_string(r.v), csv_field(r.note));
     fmt::print(out, "{},{},{},{},{},{},{},{},{},{},{},{}\n", q_of(m),
                r.base_n != 0 && item ? fmt::format("{:.6g}", r.calls.base) : "",
                r.new_n != 0 && item ? fmt::format("{:.6g}", r.calls.now) : "",

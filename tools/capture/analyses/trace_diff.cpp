@@ -470,8 +470,7 @@ diff_row shift_row(std::size_t g, std::array<std::vector<double>, 2> const& f, s
 /// were: against it. (Items that moved further than the shift, the same way, are the changes
 /// a comparison is made for, and their parents: no sign against the machine.)
 std::size_t apart_from_shift(std::vector<work_item>& items, std::size_t g, std::size_t m,
-                             double shift, std::array<std::size_t, 2> runs,
-                             diff_options const& o) {
+                             double shift, std::array<std::size_t, 2> runs, diff_options const& o) {
   std::size_t apart = 0;
   for (auto& w : items) {
     auto const& b = series(w.raw[1], m);
@@ -536,8 +535,8 @@ void run_wide(std::vector<work_item>& work, diff_result& result, std::array<std:
       }
     } else if (o.relative && runs[0] >= 2 && runs[1] >= 2) {
       w.row.note = fmt::format(
-          "not taken out: {} of {} items left behind by it (a change, not the machine's)",
-          gs.apart, used);
+          "not taken out: {} of {} items left behind by it (a change, not the machine's)", gs.apart,
+          used);
     }
     w.row.shift = gs.taken_out ? w.row.shift : 0;
     result.shifts.push_back(gs);

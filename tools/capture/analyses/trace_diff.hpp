@@ -4,8 +4,9 @@
 /// memory operations). The run is the unit of noise: an item's median instance, its calls per
 /// run and its time per run are each one value per run, compared between the sides by a t test
 /// over runs (logs), as measured; with --relative, after each run's run-wide factor (host ranges
-/// and GPU items apart) is taken out where it moves the items alike. The verdicts of all items together hold the false discovery rate at alpha
-/// (Benjamini-Hochberg), and a change must also pass a threshold (docs/diff.md).
+/// and GPU items apart) is taken out where it moves the items alike. The verdicts of all items
+/// together hold the false discovery rate at alpha (Benjamini-Hochberg), and a change must also
+/// pass a threshold (docs/diff.md).
 #pragma once
 
 #include "../common/name_pattern.hpp"
@@ -100,11 +101,11 @@ struct diff_side {
 
 /// @brief The run-wide shift of one group of items (host ranges; GPU items).
 struct group_shift {
-  std::string group;      ///< "host ranges" or "GPU items"
-  double shift = 0;       ///< mean run factor of the new side over the base's, minus 1
-  std::size_t items = 0;  ///< the items the run factors are the medians over
-  std::size_t apart = 0;  ///< of those, items left behind by the shift (its change against it)
-  bool taken_out = false; ///< the run factors were taken out of the items (--relative)
+  std::string group;       ///< "host ranges" or "GPU items"
+  double shift = 0;        ///< mean run factor of the new side over the base's, minus 1
+  std::size_t items = 0;   ///< the items the run factors are the medians over
+  std::size_t apart = 0;   ///< of those, items left behind by the shift (its change against it)
+  bool taken_out = false;  ///< the run factors were taken out of the items (--relative)
 };
 
 /// @brief A family of numbered names folded into one row.

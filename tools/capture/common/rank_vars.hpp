@@ -34,9 +34,12 @@ inline constexpr rank_source torch_rank_source{"RANK", {"WORLD_SIZE", nullptr, n
 inline constexpr char torch_run_id_var[] = "TORCHELASTIC_RUN_ID";
 
 /// @brief Node-local ranks: unique per host only, so they tell ranks apart together with a host.
-inline constexpr char const* local_rank_vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
-                                                  "PMI_LOCAL_RANK", "PMIX_LOCAL_RANK",
-                                                  "SLURM_LOCALID", "LOCAL_RANK"};
+inline constexpr char const* local_rank_vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK",
+                                                  "MPI_LOCALRANKID",
+                                                  "PMI_LOCAL_RANK",
+                                                  "PMIX_LOCAL_RANK",
+                                                  "SLURM_LOCALID",
+                                                  "LOCAL_RANK"};
 
 /// @brief Calls `f(source)` for each rank source in the order to try them: torchrun's first
 /// when its run id is set (a torchrun started by srun or mpirun inherits their variables, which

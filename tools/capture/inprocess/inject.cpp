@@ -185,8 +185,8 @@ void write_rank_label() noexcept {
     return;  // no rank, or its launcher's (whose output is named by it)
   }
   char text[96];
-  int const n = std::snprintf(text, sizeof text, "launch_rank=%ld:%ld:%s", r.rank, r.size,
-                              r.variable);
+  int const n =
+      std::snprintf(text, sizeof text, "launch_rank=%ld:%ld:%s", r.rank, r.size, r.variable);
   if (n > 0 && static_cast<std::size_t>(n) < sizeof text) {
     iovec part{text, static_cast<std::size_t>(n)};
     write_record(static_cast<rec::file_record>(rec::gpu_record::info), &part, 1);

@@ -160,8 +160,7 @@ class capture_window_spans {
     if (!on && value.substr(0, 4) != "off:") {
       return false;
     }
-    std::int64_t const t =
-        std::strtoll(std::string{value.substr(on ? 3 : 4)}.c_str(), nullptr, 10);
+    std::int64_t const t = std::strtoll(std::string{value.substr(on ? 3 : 4)}.c_str(), nullptr, 10);
     any_ = true;
     bool const is_open = !spans_.empty() && spans_.back().second == open;
     if (on && !is_open) {

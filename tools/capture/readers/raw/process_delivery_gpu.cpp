@@ -153,10 +153,10 @@ void gpu_delivery::read_detail_periods() {
     }
     std::string_view const text{reinterpret_cast<char const*>(g.body), g.size};
     auto const eq = text.find('=');
-    bool const ok =
-        eq != std::string_view::npos &&
-        (text.substr(0, eq) == "gpu_capture" ? window_.on_edge(text.substr(eq + 1))
-                                             : detail_.on_info(text.substr(0, eq), text.substr(eq + 1)));
+    bool const ok = eq != std::string_view::npos &&
+                    (text.substr(0, eq) == "gpu_capture"
+                         ? window_.on_edge(text.substr(eq + 1))
+                         : detail_.on_info(text.substr(0, eq), text.substr(eq + 1)));
     if (eq != std::string_view::npos && !ok) {
       ctx_.warn("gpu_record", fmt::format("pid {}: malformed info record '{}'", ctx_.pid, text));
     }
