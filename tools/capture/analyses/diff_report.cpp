@@ -322,7 +322,7 @@ std::string diff_svg(std::vector<diff_row> const& rows, diff_options const& opti
   for (auto const* r : pick) {
     double hi = std::max(r->median.base, r->median.now);
     if (r->median.tested && std::isfinite(r->median.ci.hi)) {
-      hi = std::max(hi, r->median.base * (1 + r->median.ci.hi));
+      hi = std::max(hi, r->median.base * (1 + r->shift) * (1 + r->median.ci.hi));
     }
     double const scale = hi > 0 ? bar_w / hi : 0;
     s += fmt::format("<text x=\"10\" y=\"{}\">{} {}</text>\n", y + 16, to_string(r->kind),
@@ -335,16 +335,21 @@ std::string diff_svg(std::vector<diff_row> const& rows, diff_options const& opti
         "<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"14\" fill=\"{}\"><title>new "
         "{}</title></rect>\n",
         label_w, y + 20, r->median.now * scale, colour(r->v), human_ns(r->median.now));
+    // The interval of the figure judged; with --relative and a shift taken out that figure is
+    // beyond the shift, so the whisker is moved by it to stand around the new median as measured.
+    double const moved = r->median.base * (1 + r->shift);
     if (r->median.tested && std::isfinite(r->median.ci.lo) && std::isfinite(r->median.ci.hi)) {
-      double const lo = std::max(0.0, r->median.base * (1 + r->median.ci.lo) * scale);
-      double const up = r->median.base * (1 + r->median.ci.hi) * scale;
+      double const lo = std::max(0.0, moved * (1 + r->median.ci.lo) * scale);
+      double const up = moved * (1 + r->median.ci.hi) * scale;
       s += fmt::format(
           "<path d=\"M{0:.1f} {1} V{2} M{0:.1f} {3} H{4:.1f} M{4:.1f} {1} V{2}\" "
           "stroke=\"black\" stroke-width=\"1.5\"/>\n",
           label_w + lo, y + 21, y + 33, y + 27, label_w + up);
     }
-    std::string const change =
-        r->base_n != 0 && r->new_n != 0 ? pct(r->median.change) : std::string{};
+    std::string change = r->base_n != 0 && r->new_n != 0 ? pct(r->median.measured) : std::string{};
+    if (!change.empty() && r->shift != 0) {
+      change += " (beyond shift " + pct(r->median.change) + ")";
+    }
     s += fmt::format(
         "<text x=\"{}\" y=\"{}\">{} \xE2\x86\x92 {}  {}  <tspan font-weight=\"bold\" "
         "fill=\"{}\">{}</tspan></text>\n",
