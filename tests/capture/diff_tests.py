@@ -497,9 +497,13 @@ def case_diff_relative(a, tmp):
           f"--relative: compute +160% as measured, about +100% beyond the shift (its interval's): {c}")
     for name in (":load", ":store", "app:io flush"):
         check(rr.get(("range", name), {}).get("Verdict") == "same", f"--relative: {name} same")
-    t = diff(a, "--relative", "--group-digits", *b, "--vs", *n)
+    svg = os.path.join(tmp, "rel.svg")
+    t = diff(a, "--relative", "--group-digits", "--svg", svg, *b, "--vs", *n)
     check("Beyond Shift" in t.stdout and "taken as the machine's" in t.stdout,
           f"the table's own column for the relative figure: {t.stdout[:600]}")
+    text = open(svg).read() if os.path.exists(svg) else ""
+    check(re.search(r"\+1[4-8]\d\.\d% \(beyond shift \+(7\d|8\d|9\d|1[0-2]\d)\.\d%\)", text) is not None,
+          f"the picture: compute as measured, and beyond the shift beside it: {text[-800:]}")
     g = diff(a, "--relative", "--fail-above=20%", "--gate", "load", *b, "--vs", *n)
     check(g.returncode == 0, f"--relative: load passes the gate: {g.stderr}")
 
