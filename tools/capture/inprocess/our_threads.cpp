@@ -83,8 +83,8 @@ char const* error_name(int error) noexcept {
   }
 }
 
-}  // namespace
-
+/// What glibc takes from a new thread's stack in this process before the thread runs (static
+/// TLS, thread descriptor, guard, its minimum).
 std::size_t stack_overhead_bytes() noexcept {
   std::size_t tls = 0;
   ::dl_iterate_phdr(&add_tls, &tls);
@@ -102,6 +102,8 @@ std::size_t stack_overhead_bytes() noexcept {
   }
   return overhead;
 }
+
+}  // namespace
 
 int start_thread(void* (*main)(void*), char const* name, std::size_t stack_bytes,
                  pthread_t* thread) noexcept {

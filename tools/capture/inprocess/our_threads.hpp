@@ -20,10 +20,6 @@ namespace nvtxpp::capture {
 [[nodiscard]] int start_thread(void* (*main)(void*), char const* name, std::size_t stack_bytes,
                                pthread_t* thread = nullptr) noexcept;
 
-/// @brief What glibc takes from a new thread's stack in this process before the thread runs
-/// (static TLS, thread descriptor, guard, its minimum), as start_thread adds it.
-[[nodiscard]] std::size_t stack_overhead_bytes() noexcept;
-
 /// @brief Says out loud that one of our threads could not start: the line
 /// `nvtxpp-capture: WHAT (ERROR); OUTCOME` on stderr, and an info record `thread=...` with the
 /// same words, which the readers turn into a warning (the summary's, merge's). Not
