@@ -75,6 +75,37 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+# as_measured NAME: every verdict of diff-NAME.csv tells what its Base and New columns show
+# (issue 47): `slower` has New above Base and a positive Change, `faster` the reverse
+as_measured() {
+  python3 - "$out/diff-$1.csv" <<'PY'
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["Base"] and r["New"]]
+bad = []
+for r in rows:
+    b, n, c, v = float(r["Base"]), float(r["New"]), float(r["Change %"] or 0), r["Verdict"]
+    if (v == "slower" and not (n > b and c > 0)) or (v == "faster" and not (n < b and c < 0)):
+        bad.append((r["Kind"], r["Name"], b, n, c, v))
+print(f"{len(rows)} items, {len(bad)} with a verdict their columns do not show" +
+      (f": {bad}" if bad else ""))
+sys.exit(1 if bad else 0)
+PY
+}
+# kinds_same NAME KIND...: every item of these kinds is `same` in diff-NAME.csv (what the change
+# did not touch)
+kinds_same() {
+  local name=$1; shift
+  python3 - "$out/diff-$name.csv" "$@" <<'PY'
+import csv, sys
+kinds = set(sys.argv[2:])
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["Kind"] in kinds]
+bad = [(r["Kind"], r["Name"], r["Change %"], r["Verdict"]) for r in rows if r["Verdict"] != "same"]
+print(f"{len(rows)} untouched item(s) ({', '.join(sorted(kinds))}), {len(bad)} not `same`" +
+      (f": {bad}" if bad else ""))
+sys.exit(1 if bad else 0)
+PY
+}
+
 step "reduce v1 .. v4, $runs captures each"
 for v in 1 2 3 4; do
   prog_var="reduce_v$v"
@@ -86,6 +117,12 @@ step "v1 -> v2 (pinned host memory), v2 -> v3 (streams), v3 -> v4 (CUB, overlap)
 check "diff v1-v2" compare v1-v2 v1 v2
 check "diff v2-v3" compare v2-v3 v2 v3
 check "diff v3-v4" compare v3-v4 v3 v4
+for name in v1-v2 v2-v3 v3-v4; do
+  echo -n "$name as measured: "; check "$name as measured" as_measured "$name"
+done
+# v1 -> v2 changes only the host memory the copies read and write (pinned): the kernels are
+# untouched
+echo -n "v1-v2: "; check "v1-v2 kernels untouched" kinds_same v1-v2 kernel
 
 step "reduce_v2 against itself: only \`same\` expected"
 check "diff v2-v2" compare v2-v2 v2 v2again
@@ -108,6 +145,7 @@ for t in 5 2; do
   echo -n "threshold $t%: "; only_same gemm-same "$out/diff-gemm-same-t$t.csv"
 done
 check "diff gemm-larger" compare gemm-larger gemm2048 gemm4096
+echo -n "gemm-larger as measured: "; check "gemm-larger as measured" as_measured gemm-larger
 python3 - "$out/diff-gemm-larger.csv" <<'PY' || failed+=("the larger SGEMM found slower")
 import csv, sys
 rows = {(r["Kind"], r["Name"]): r for r in csv.DictReader(open(sys.argv[1]))}

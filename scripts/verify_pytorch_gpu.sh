@@ -6,7 +6,9 @@
 #   scripts/verify_pytorch_gpu.sh [OUT_DIR]     (default: $OUT, else out/pytorch-gpu)
 # Environment: BUILD_DIR (default build-pytorch-gpu), PARTS (default
 # "reports torchrun leave_on cost diff"), ROUNDS (cost rounds, default 5), MODES (default
-# "eager emit_nvtx compile graphs").
+# "eager emit_nvtx compile graphs"), CONFIGS (the cost part's configurations, default
+# "none nvtx ours nsys sample"; also nsys_nvtx, idle, idle_nodrv, idle_bare), SECONDS (a cost
+# run's steps, default 6).
 # Parts:
 #   reports   each mode under Nsight Systems and under nvtxpp-capture, the six reports compared
 #             (tests/capture/corpus/compare_corpus.py: rows and counts); CUDA graphs in both
@@ -20,14 +22,20 @@
 #             alternated, rotated rounds (bench/sample_cost.py's ratios).
 #   diff      `nvtxpp-capture diff` of unchanged runs (3 a side) and of a real change (batch
 #             16 -> 8).
+#   jax       tests/capture/corpus/jax_steps.py (XLA's own NVTX ranges) under Nsight Systems
+#             twice and under nvtxpp-capture twice: ours against nsys, nsys against itself and
+#             ours against itself (what JAX itself does not repeat from run to run), with XLA's
+#             autotuner on and off; the four .sqlite files of the first pair come back.
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
 out="${1:-${OUT:-out/pytorch-gpu}}"
 build="${BUILD_DIR:-build-pytorch-gpu}"
-parts=" ${PARTS:-reports torchrun leave_on cost diff} "
+parts=" ${PARTS:-reports torchrun leave_on cost diff jax} "
 modes="${MODES:-eager emit_nvtx compile graphs}"
 rounds="${ROUNDS:-5}"
+read -r -a configs <<<"${CONFIGS:-none nvtx ours nsys sample}"
+seconds="${SECONDS_A_RUN:-6}"
 want() { [[ "$parts" == *" $1 "* ]]; }
 . "$(dirname "$0")/gpu_common.sh"  # out, work, nsys, the log, step, check, finish, sqlite_args
 export NVTXPP_NSYS="$nsys"
@@ -137,24 +145,42 @@ if want leave_on; then
 fi
 
 if want cost; then
-  step "cost: $rounds alternated, rotated rounds a mode"
+  step "cost: $rounds alternated, rotated rounds a mode: ${configs[*]}"
   : >"$out/cost-runs.txt"
+  # Configurations: none (no tool); nvtx (ours, NVTX only: --cuda=off); nsys_nvtx (nsys -t
+  # nvtx); ours (the full capture); nsys (-t cuda,nvtx); sample (--cuda-sample=100ms/1s); idle
+  # (--cuda-sample=1ms/1000s: between periods only, what leaving it on costs outside them);
+  # idle_nodrv (idle without the driver launch records) and idle_bare (without them and the
+  # graph node callbacks): where the idle cost comes from.
   for mode in $modes; do
-    configs=(none ours nsys sample)
+    prog=(python3 "$train" "$mode")
+    [ "$mode" = ddp ] && prog=("${torchrun[@]}" "$train" ddp)
     for r in $(seq 1 "$rounds"); do
       n=${#configs[@]}
       for k in $(seq 0 $((n - 1))); do
         c="${configs[$(((k + r) % n))]}"
+        env=()
         case "$c" in
           none) tool=() ;;
+          nvtx) tool=("$capture" --summary-only --cuda=off --) ;;
           ours) tool=("$capture" --summary-only --) ;;
           sample) tool=("$capture" --summary-only --cuda-sample=100ms/1s --) ;;
+          idle) tool=("$capture" --summary-only --cuda-sample=1ms/1000s --) ;;
+          idle_nodrv) env=(NVTXPP_DRIVER_LAUNCHES=off)
+            tool=("$capture" --summary-only --cuda-sample=1ms/1000s --) ;;
+          idle_bare) env=(NVTXPP_DRIVER_LAUNCHES=off NVTXPP_GRAPH_NODES=off)
+            tool=("$capture" --summary-only --cuda-sample=1ms/1000s --) ;;
           nsys) tool=("$nsys" profile -t cuda,nvtx --force-overwrite true -o "$work/n") ;;
+          nsys_nvtx) tool=("$nsys" profile -t nvtx --force-overwrite true -o "$work/n") ;;
         esac
-        line=$("${tool[@]}" python3 "$train" "$mode" --seconds 6 2>/dev/null | grep "^steps=")
+        line=$(env "${env[@]}" "${tool[@]}" "${prog[@]}" --seconds "$seconds" 2>/dev/null |
+          grep "^steps=")
         echo "mode=$mode round=$r config=$c $line" | tee -a "$out/cost-runs.txt"
       done
     done
+    echo "--- $mode: each configuration's mean step over the same round's with no tool"
+    grep "^mode=$mode " "$out/cost-runs.txt" | python3 "$root/bench/sample_cost.py" /dev/stdin |
+      tee -a "$out/cost-table.txt"
   done
 fi
 
@@ -174,6 +200,30 @@ if want diff; then
     tee -a "$results"
   echo "- batch 16 -> 8: $(grep -cE ' (slower|faster) ' "$out/diff-batch.txt") row(s) slower or faster" |
     tee -a "$results"
+fi
+
+if want jax; then
+  step "jax: XLA's own NVTX ranges, ours against Nsight Systems, each against itself"
+  jax_prog=(python3 "$root/tests/capture/corpus/jax_steps.py" --steps 30)
+  for tune in on off; do
+    flags=""
+    [ "$tune" = off ] && flags="--xla_gpu_autotune_level=0"
+    XLA_FLAGS="$flags" check "reports jax autotune $tune" python3 "$compare" "jax_$tune" \
+      --capture "$capture" --out "$cmp_dir" --nsys-runs 2 -- "${jax_prog[@]}" \
+      >"$work/cmp-jax-$tune.txt" 2>&1
+    echo "- jax (autotuner $tune): status $?" | tee -a "$results"
+    XLA_FLAGS="$flags" "$capture" --no-summary -o "$cmp_dir/jax_$tune-ours2.sqlite" -- \
+      "${jax_prog[@]}" >/dev/null 2>&1
+    grep -E "^\| (nvtx_|cuda_)|noise|Rows" "$work/cmp-jax-$tune.txt" | head -n 20
+    python3 "$root/scripts/compare_nsys.py" "$cmp_dir/jax_$tune-ours2.sqlite" \
+      "$cmp_dir/jax_$tune-ours.sqlite" --nsys "$nsys" --reports gpu --counts-only \
+      >"$work/jax-$tune-ours-ours.txt" 2>&1
+    echo "  ours against ours:"; grep -E "^\| (nvtx_|cuda_)" "$work/jax-$tune-ours-ours.txt"
+  done
+  for f in jax_on-ours.sqlite jax_on-nsys.sqlite jax_on-nsys2.sqlite jax_on-ours2.sqlite; do
+    [ -f "$cmp_dir/$f" ] && gzip -c "$cmp_dir/$f" >"$out/$f.gz"
+  done
+  cp "$work"/cmp-jax-*.txt "$out/" 2>/dev/null
 fi
 
 echo

@@ -11,7 +11,8 @@ MODE:
              (torch.cuda.graph), replayed each step;
   ddp        DistributedDataParallel over NCCL, under torchrun (one GPU per rank: LOCAL_RANK).
 W warm-up steps ("warmup" ranges: allocator, heuristics, compilation, graph capture), then N
-steps (default 30), or steps for S seconds when --seconds is given; step K (counted from 1)
+steps (default 30), or steps for S seconds when --seconds is given (under ddp, rank 0's clock
+decides, broadcast before each step); step K (counted from 1)
 runs its forward and backward eight times (a slow step for a trigger). Prints
 "steps=N mean_step_ns=M median_step_ns=D" (rank 0 under ddp).
 """
@@ -117,10 +118,22 @@ def main():
         do_step("warmup", 1)
     times = []
 
+    flag = torch.ones(1, device=dev)
+
+    def more(i, start):
+        if a.seconds <= 0:
+            return i < a.steps
+        go = time.monotonic() - start < a.seconds
+        if a.mode == "ddp":  # every rank stops at the same step: rank 0's clock decides
+            flag.fill_(1.0 if go else 0.0)
+            torch.distributed.broadcast(flag, 0)
+            go = flag.item() > 0
+        return go
+
     def loop():
         start = time.monotonic()
         i = 0
-        while (time.monotonic() - start < a.seconds) if a.seconds > 0 else i < a.steps:
+        while more(i, start):
             i += 1
             t = time.monotonic_ns()
             do_step("step", 8 if i == a.slow_at else 1)
