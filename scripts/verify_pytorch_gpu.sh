@@ -173,9 +173,15 @@ if want cost; then
           nsys) tool=("$nsys" profile -t cuda,nvtx --force-overwrite true -o "$work/n") ;;
           nsys_nvtx) tool=("$nsys" profile -t nvtx --force-overwrite true -o "$work/n") ;;
         esac
-        line=$(env "${env[@]}" "${tool[@]}" "${prog[@]}" --seconds "$seconds" 2>/dev/null |
-          grep "^steps=")
+        # The sampled runs: each step placed against the periods (inside, outside, holding a
+        # switch), and CUPTI's switch times as the summary gives them.
+        phase=()
+        [ "$c" = sample ] && phase=(--phase 100/1000)
+        line=$(env "${env[@]}" "${tool[@]}" "${prog[@]}" --seconds "$seconds" "${phase[@]}" \
+          2>"$work/cost-err.txt" | grep -E "^(steps|phase)=?" | tr '\n' ' ')
         echo "mode=$mode round=$r config=$c $line" | tee -a "$out/cost-runs.txt"
+        grep -h "CUPTI's switches" "$work/cost-err.txt" | sed "s/^/mode=$mode round=$r config=$c /" |
+          tee -a "$out/cost-switches.txt" || true
       done
     done
     echo "--- $mode: each configuration's mean step over the same round's with no tool"
@@ -205,14 +211,18 @@ fi
 if want jax; then
   step "jax: XLA's own NVTX ranges, ours against Nsight Systems, each against itself"
   jax_prog=(python3 "$root/tests/capture/corpus/jax_steps.py" --steps 30)
-  for tune in on off; do
+  # XLA runs each step as a CUDA graph (its command buffers): both tools trace the graphs' nodes
+  # (nsys's default, --cuda-graph-trace=graph, keeps one record a graph launch and no kernels).
+  for tune in ${JAX_TUNES:-on off}; do
     flags=""
     [ "$tune" = off ] && flags="--xla_gpu_autotune_level=0"
     XLA_FLAGS="$flags" check "reports jax autotune $tune" python3 "$compare" "jax_$tune" \
-      --capture "$capture" --out "$cmp_dir" --nsys-runs 2 -- "${jax_prog[@]}" \
+      --capture "$capture" --out "$cmp_dir" --nsys-runs 2 --nsys-arg=--cuda-graph-trace=node \
+      --capture-arg=--cuda-graph-trace=node -- "${jax_prog[@]}" \
       >"$work/cmp-jax-$tune.txt" 2>&1
     echo "- jax (autotuner $tune): status $?" | tee -a "$results"
-    XLA_FLAGS="$flags" "$capture" --no-summary -o "$cmp_dir/jax_$tune-ours2.sqlite" -- \
+    XLA_FLAGS="$flags" "$capture" --no-summary --cuda-graph-trace=node \
+      -o "$cmp_dir/jax_$tune-ours2.sqlite" -- \
       "${jax_prog[@]}" >/dev/null 2>&1
     grep -E "^\| (nvtx_|cuda_)|noise|Rows" "$work/cmp-jax-$tune.txt" | head -n 20
     python3 "$root/scripts/compare_nsys.py" "$cmp_dir/jax_$tune-ours2.sqlite" \

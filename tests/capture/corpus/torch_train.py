@@ -39,6 +39,25 @@ class Block(torch.nn.Module):
         return x + self.mlp(self.ln2(x))
 
 
+def print_phase(times, walls, spec):
+    """`phase inside=N:D outside=N:D after_on=N:D after_off=N:D`: the steps wholly inside and
+    outside the sampled periods (which start on multiples of PERIOD of the wall clock), and those
+    that hold a period's start or end, with their median durations (ns)."""
+    on_ms, period_ms = (float(v) for v in spec.split("/"))
+    on, period = int(on_ms * 1e6), int(period_ms * 1e6)
+    groups = {"inside": [], "outside": [], "after_on": [], "after_off": []}
+    for ns, wall in zip(times, walls):
+        a = wall % period
+        b = a + ns  # may run past the period's end
+        starts_in = a < on
+        if b < period and (not starts_in or b < on):
+            groups["inside" if starts_in else "outside"].append(ns)
+        else:
+            groups["after_off" if starts_in else "after_on"].append(ns)
+    print("phase " + " ".join(f"{k}={len(v)}:{int(statistics.median(v)) if v else 0}"
+                              for k, v in groups.items()), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("mode", choices=["eager", "emit_nvtx", "compile", "graphs", "ddp"])
@@ -47,6 +66,9 @@ def main():
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--slow-at", type=int, default=0)
     ap.add_argument("--seconds", type=float, default=0.0)
+    ap.add_argument("--phase", default="",
+                    help="ON_MS/PERIOD_MS: --cuda-sample's periods; the steps' medians by where "
+                         "they fall, as a second line (bench/gpu/train_step.cu's --phase)")
     a = ap.parse_args()
     torch.manual_seed(0)
     rank = 0
@@ -117,6 +139,7 @@ def main():
     for _ in range(a.warmup):
         do_step("warmup", 1)
     times = []
+    walls = []  # each step's start on the wall clock (--cuda-sample's periods are on it)
 
     flag = torch.ones(1, device=dev)
 
@@ -135,9 +158,11 @@ def main():
         i = 0
         while more(i, start):
             i += 1
+            wall = time.time_ns()
             t = time.monotonic_ns()
             do_step("step", 8 if i == a.slow_at else 1)
             times.append(time.monotonic_ns() - t)
+            walls.append(wall)
 
     if a.mode == "emit_nvtx":
         with torch.autograd.profiler.emit_nvtx():
@@ -147,6 +172,8 @@ def main():
     if rank == 0:
         print(f"steps={len(times)} mean_step_ns={int(statistics.mean(times))} "
               f"median_step_ns={int(statistics.median(times))}", flush=True)
+        if a.phase:
+            print_phase(times, walls, a.phase)
     if a.mode == "ddp":
         torch.distributed.destroy_process_group()
     return 0
