@@ -39,6 +39,9 @@ class Block(torch.nn.Module):
         return x + self.mlp(self.ln2(x))
 
 
+STARTED_WALL = time.time_ns()  # (--after)
+
+
 def print_phase(times, walls, spec):
     """`phase inside=N:D outside=N:D after_on=N:D after_off=N:D`: the steps wholly inside and
     outside the sampled periods (which start on multiples of PERIOD of the wall clock), and those
@@ -66,6 +69,9 @@ def main():
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--slow-at", type=int, default=0)
     ap.add_argument("--seconds", type=float, default=0.0)
+    ap.add_argument("--after", type=float, default=0.0,
+                    help="also the median of the steps that started SECONDS or more after "
+                         "this script started (after a capture window closed: --duration)")
     ap.add_argument("--phase", default="",
                     help="ON_MS/PERIOD_MS: --cuda-sample's periods; the steps' medians by where "
                          "they fall, as a second line (bench/gpu/train_step.cu's --phase)")
@@ -174,6 +180,10 @@ def main():
               f"median_step_ns={int(statistics.median(times))}", flush=True)
         if a.phase:
             print_phase(times, walls, a.phase)
+        if a.after > 0:
+            late = [ns for ns, w in zip(times, walls) if w >= STARTED_WALL + int(a.after * 1e9)]
+            print(f"after={a.after:g}s steps={len(late)} "
+                  f"median_step_ns={int(statistics.median(late)) if late else 0}", flush=True)
     if a.mode == "ddp":
         torch.distributed.destroy_process_group()
     return 0
