@@ -84,12 +84,8 @@ stage "build under ThreadSanitizer"
 # they are loaded into the TSan-built capture app. tests/tsan.supp suppresses NVTX's own header
 # code only (each line says why). capture.memory and capture.memory_threads (10 million ranges
 # each) are left out: under TSan they take minutes, and the ASan stage already runs them.
-# -O1 (ThreadSanitizer's advice: fast enough) compiles in about two thirds the time of -O2. Full
-# debug information (-g), not -g1: the reports need the inlined frames, which tests/tsan.supp
-# matches (an NVTX header function inlined into ours is still NVTX's frame).
 tsan="-fsanitize=thread -fno-omit-frame-pointer"
 cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVTXPP_BUILD_EXAMPLES=OFF "${launcher[@]}" \
-  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g -DNDEBUG" \
   -DNVTXPP_INSTALL=OFF "-DCMAKE_CXX_FLAGS=$tsan" "-DCMAKE_EXE_LINKER_FLAGS=$tsan" \
   "-DCMAKE_SHARED_LINKER_FLAGS=$tsan" "-DCMAKE_MODULE_LINKER_FLAGS=$tsan"
 tsan_targets=(test_threads test_memory nvtxpp-capture nvtxpp_inject nvtxpp_capture_app
