@@ -128,14 +128,18 @@ def rel(a, b):
     return abs(a - b) / max(abs(a), abs(b))
 
 
-def aggregate(rows, report):
+def aggregate(rows, report, fold_digits=False):
     """Rows by key. nvtx_kern_sum rows of several threads with one key are added up (counts
-    and totals; other time columns keep the first)."""
+    and totals; other time columns keep the first). fold_digits: every run of digits in a key
+    reads `#`, and the rows that then share a key are added up the same way (names that carry
+    an id of the run, as XLA's `program_id=6632`, compared across runs)."""
     keys, counts, times = SPEC[report]
     out = {}
     for r in rows:
         k = tuple(r.get(c, "") for c in keys)
-        if k in out and report == "nvtx_kern_sum":
+        if fold_digits:
+            k = tuple(re.sub(r"\d+", "#", x) for x in k)
+        if k in out and (report == "nvtx_kern_sum" or fold_digits):
             prev = out[k]
             for c in counts + ["Total Time"]:
                 a, b = number(prev.get(c)), number(r.get(c))
@@ -150,8 +154,9 @@ def compare(report, ours, theirs, args, again=None):
     """Returns (markdown lines, mismatch count, max relative time difference, notes, max
     nsys-vs-nsys relative difference). `again`: the report's rows of a second nsys run."""
     keys, counts, times = SPEC[report]
-    a, b = aggregate(ours, report), aggregate(theirs, report)
-    n = [aggregate(r, report) for r in again] if again is not None else None
+    fold = args.fold_digits
+    a, b = aggregate(ours, report, fold), aggregate(theirs, report, fold)
+    n = [aggregate(r, report, fold) for r in again] if again is not None else None
     max_noise = 0.0
     lenient = report in args.lenient
     mismatches = 0
@@ -245,6 +250,9 @@ def main():
                     help="comma-separated reports, or `gpu` for the six of GPU_REPORTS")
     ap.add_argument("--counts-only", action="store_true",
                     help="rows and counts decide; time cells outside the tolerance are noted")
+    ap.add_argument("--fold-digits", action="store_true",
+                    help="compare names with every run of digits read as # (rows added up): "
+                         "names that carry an id of the run, as XLA's")
     ap.add_argument("--json", help="also write {report: [rows ours, rows nsys, mismatches]}")
     ap.add_argument("--noise", action="append", default=[],
                     help="another nsys export of the same program (run-to-run noise; repeatable)")
@@ -262,6 +270,8 @@ def main():
           + (", or twice the largest difference between nsys runs of the same program (`"
              + "`, `".join(os.path.basename(f) for f in args.noise) + "`)" if args.noise else "")
           + ".\n")
+    if args.fold_digits:
+        print("Names compared with every run of digits read as `#` (--fold-digits).\n")
     summary = []
     if args.reports == "gpu":
         args.reports = ",".join(GPU_REPORTS)

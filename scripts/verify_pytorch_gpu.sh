@@ -218,7 +218,7 @@ if want jax; then
     [ "$tune" = off ] && flags="--xla_gpu_autotune_level=0"
     XLA_FLAGS="$flags" check "reports jax autotune $tune" python3 "$compare" "jax_$tune" \
       --capture "$capture" --out "$cmp_dir" --nsys-runs 2 --nsys-arg=--cuda-graph-trace=node \
-      --capture-arg=--cuda-graph-trace=node -- "${jax_prog[@]}" \
+      --capture-arg=--cuda-graph-trace=node --compare-arg=--fold-digits -- "${jax_prog[@]}" \
       >"$work/cmp-jax-$tune.txt" 2>&1
     echo "- jax (autotuner $tune): status $?" | tee -a "$results"
     XLA_FLAGS="$flags" "$capture" --no-summary --cuda-graph-trace=node \
@@ -226,7 +226,7 @@ if want jax; then
       "${jax_prog[@]}" >/dev/null 2>&1
     grep -E "^\| (nvtx_|cuda_)|noise|Rows" "$work/cmp-jax-$tune.txt" | head -n 20
     python3 "$root/scripts/compare_nsys.py" "$cmp_dir/jax_$tune-ours2.sqlite" \
-      "$cmp_dir/jax_$tune-ours.sqlite" --nsys "$nsys" --reports gpu --counts-only \
+      "$cmp_dir/jax_$tune-ours.sqlite" --nsys "$nsys" --reports gpu --counts-only --fold-digits \
       >"$work/jax-$tune-ours-ours.txt" 2>&1
     echo "  ours against ours:"; grep -E "^\| (nvtx_|cuda_)" "$work/jax-$tune-ours-ours.txt"
   done

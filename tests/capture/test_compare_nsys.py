@@ -139,6 +139,23 @@ def main():
                         "--reports", "cuda_gpu_mem_time_sum")
         check(rc == 1, f"without --noise any count difference is a mismatch (exit {rc})")
 
+        # --fold-digits: names that carry an id of the run (XLA's program_id) compared with
+        # their digits folded, the rows that then share a name added up.
+        xla = ('"Time (%)","Total Time (ns)","Instances","Avg (ns)","Med (ns)","Min (ns)",'
+               '"Max (ns)","StdDev (ns)","Style","Range"\n'
+               '60.0,3000,{a},1000,1000,1000,1000,0.0,PushPop,"XlaModule:#program_id={x}#"\n'
+               '40.0,2000,{b},1000,1000,1000,1000,0.0,PushPop,"XlaModule:#program_id={y}#"\n')
+        run1 = db("xla1", {"nvtx_sum": xla.format(a=3, x=6632, b=2, y=17)})
+        run2 = db("xla2", {"nvtx_sum": xla.format(a=2, x=9, b=3, y=40211)})
+        rc, out = compare(run1, run2, "--reports", "nvtx_sum")
+        check(rc == 1, f"without --fold-digits the ids tell the rows apart (exit {rc})")
+        rc, out = compare(run1, run2, "--reports", "nvtx_sum", "--fold-digits")
+        check(rc == 0 and "| XlaModule:#program_id=## | PushPop | 5 / 5 |" in out,
+              f"--fold-digits: one row, its instances added up (exit {rc}): {out[:1500]}")
+        run3 = db("xla3", {"nvtx_sum": xla.format(a=3, x=9, b=3, y=40211)})
+        rc, _ = compare(run1, run3, "--reports", "nvtx_sum", "--fold-digits")
+        check(rc == 1, f"--fold-digits: 5 against 6 instances is a mismatch (exit {rc})")
+
         rc, out = compare(base, os.path.join(tmp, "absent"))
         check(rc == 2, f"a missing file: exit 2 (got {rc})")
     return 1 if failures else 0

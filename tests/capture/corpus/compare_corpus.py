@@ -45,6 +45,8 @@ def main():
     ap.add_argument("--nsys")
     ap.add_argument("--nsys-arg", action="append", default=[])
     ap.add_argument("--capture-arg", action="append", default=[])
+    ap.add_argument("--compare-arg", action="append", default=[],
+                    help="passed to scripts/compare_nsys.py (e.g. --fold-digits)")
     ap.add_argument("--nsys-runs", type=int, default=1,
                     help="nsys runs: more than one gives compare_nsys.py --noise (counts or "
                          "times nsys itself does not reproduce)")
@@ -94,7 +96,8 @@ def main():
     unattributed = m.group(0) if m else ""
     js = base + ".report.json"
     r = run([sys.executable, COMPARE, base + "-ours.sqlite", base + "-nsys.sqlite", "--nsys", nsys,
-             "--reports", "gpu", "--counts-only", "--json", js] + noise, timeout=900)
+             "--reports", "gpu", "--counts-only", "--json", js] + noise + a.compare_arg,
+            timeout=900)
     with open(base + ".md", "w") as fh:
         fh.write(r.stdout)
     print(r.stdout)
