@@ -144,7 +144,8 @@ def aggregate(rows, report, fold_digits=False):
             for c in counts + ["Total Time"]:
                 a, b = number(prev.get(c)), number(r.get(c))
                 if a is not None and b is not None:
-                    prev[c] = str(a + b)
+                    total = a + b
+                    prev[c] = str(int(total)) if total == int(total) else str(total)
         else:
             out[k] = dict(r)
     return out
