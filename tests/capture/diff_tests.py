@@ -305,21 +305,20 @@ def case_diff_pooled(a, tmp):
         want = sum(json_totals(f)[":compute"] for f in base) / len(base)
         check(abs(float(c["Base Total"]) - want) <= 1, f"Base Total is per run ({want}): {c}")
         # Runs of one program: `same`, unless the inputs themselves hold a time per run that
-        # moved (a loaded machine stretches every instance of some runs: the tool reports what
-        # was measured). Then only that, as measured: its medians alike, all of one side's
-        # totals beyond the other's.
+        # moved by the threshold (10%) or more (a loaded machine stretches every instance of some
+        # runs: the tool reports what was measured). Then only that, as measured: its medians
+        # alike, the time per run the verdict's reason.
         totals = {"a": [json_totals(f)[":compute"] for f in base],
                   "b": [sqlite_totals(new[0])["compute"]] +
                        [json_totals(f)[":compute"] for f in new[1:]]}
-        lo, hi = sorted(totals.values(), key=max)
-        moved = min(hi) > 1.1 * max(lo)
-        if not moved:
+        moved = geometric_mean(totals["b"]) / geometric_mean(totals["a"]) - 1
+        if abs(moved) < 0.09:
             check(c["Verdict"] == "same", f"runs of one program: same: {c} (totals {totals})")
         else:
-            print(f"note: the runs' own totals moved: {totals}", file=sys.stderr)
-            want = "faster" if max(totals["b"]) < min(totals["a"]) else "slower"
+            print(f"note: the runs' own totals moved {moved:+.1%}: {totals}", file=sys.stderr)
             check(c["Verdict"] == "same" or
-                  (c["Verdict"] == want and c["Note"].startswith("time per run")),
+                  (c["Verdict"] == ("slower" if moved > 0 else "faster") and
+                   c["Note"].startswith("time per run")),
                   f"runs of one program: the time per run as measured ({totals}): {c}")
             check(abs(float(c["Change %"])) < 10, f"the median instance alike: {c}")
     sq = [capture(a, os.path.join(tmp, f"m{i}.sqlite")) for i in range(2)]
@@ -535,8 +534,7 @@ def case_diff_relative(a, tmp):
                   f"the shift in the inputs): {r}")
         else:
             print(f"note: {name} moved {beyond:+.1%} beyond the shift in the inputs", file=sys.stderr)
-            check(r.get("Verdict") == "same" or
-                  (abs(beyond) > 0.10 - 0.05 and r.get("Verdict") == ("slower" if beyond > 0 else "faster")),
+            check(r.get("Verdict") in ("same", "slower" if beyond > 0 else "faster"),
                   f"--relative: {name} as its inputs hold ({beyond:+.1%} beyond the shift): {r}")
     svg = os.path.join(tmp, "rel.svg")
     t = diff(a, "--relative", "--group-digits", "--svg", svg, *b, "--vs", *n)
