@@ -18,14 +18,18 @@
 #             by rank); a job dump of both ranks on one rank's slow step (--dump-scope=job).
 #   leave_on  --cuda-sample and the flight recorder with a trigger and a raise on the eager loop
 #             (tests/capture/gpu/leave_on_check.py against a full capture).
+#   sample_cause  (not by default) the eager loop's steps after a capture window that closed,
+#             opened at CUDA's start or later: where the sampled mode's cost comes from
 #   cost      each mode's step: no tool, nvtxpp-capture, nsys, --cuda-sample=100ms/1s, in
 #             alternated, rotated rounds (bench/sample_cost.py's ratios).
 #   diff      `nvtxpp-capture diff` of unchanged runs (3 a side) and of a real change (batch
 #             16 -> 8).
 #   jax       tests/capture/corpus/jax_steps.py (XLA's own NVTX ranges) under Nsight Systems
-#             twice and under nvtxpp-capture twice: ours against nsys, nsys against itself and
-#             ours against itself (what JAX itself does not repeat from run to run), with XLA's
-#             autotuner on and off; the four .sqlite files of the first pair come back.
+#             twice and under nvtxpp-capture twice, both tracing graph nodes (XLA runs each
+#             step as a CUDA graph), names compared with their digits folded (XLA's ids of the
+#             run): ours against nsys, nsys against itself and ours against itself, with XLA's
+#             autotuner on and off (JAX_TUNES); the four .sqlite files of the first pair come
+#             back (scripts/nvtx_counts.py counts them).
 set -u
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -187,6 +191,26 @@ if want cost; then
     echo "--- $mode: each configuration's mean step over the same round's with no tool"
     grep "^mode=$mode " "$out/cost-runs.txt" | python3 "$root/bench/sample_cost.py" /dev/stdin |
       tee -a "$out/cost-table.txt"
+  done
+fi
+
+if want sample_cause; then
+  # Why steps outside --cuda-sample's periods cost what a full capture costs on the eager loop
+  # (docs/pytorch.md): CUPTI switched on once at CUDA's start and off (early: a window of the
+  # first 5 s), against switched on later on a live context and off again (late: a window from
+  # 8 s to 11 s after the launch); the steps after either window, against no tool, same rounds.
+  step "sample_cause: the steps after a capture window, early and late"
+  for r in $(seq 1 "$rounds"); do
+    for c in none early late; do
+      case "$c" in
+        none) tool=() ;;
+        early) tool=("$capture" --summary-only --duration=5 --) ;;
+        late) tool=("$capture" --summary-only --delay=8 --duration=3 --) ;;
+      esac
+      line=$("${tool[@]}" python3 "$train" eager --seconds 14 --after 13 2>/dev/null |
+        grep -E "^(steps|after)=" | tr '\n' ' ')
+      echo "round=$r config=$c $line" | tee -a "$out/sample-cause.txt"
+    done
   done
 fi
 
