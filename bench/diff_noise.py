@@ -48,7 +48,7 @@ import tempfile
 import time
 
 CHANGED = {"verdicts": ("slower", "faster", "more", "fewer")}
-RULES = {"default": [], "relative": ["--relative"]}
+RULES = {"default": [], "absolute": ["--absolute"], "relative": ["--relative"]}
 
 
 # ------------------------------------------------------------------------------------------------

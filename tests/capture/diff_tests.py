@@ -556,11 +556,13 @@ LAYERS = ["layer A", "layer B", "layer C", "layer D"]
 KERNELS = [f"kernel_{i}(float*)" for i in range(9)] + ["kernel_9(float*)", "adamw(float*)"]
 
 
-def synthetic_run(path, rng, host=1.0, matmul=1.0, gpu_changed=1.0, iters=10, gelu_calls=1):
+def synthetic_run(path, rng, host=1.0, matmul=1.0, gpu_changed=1.0, iters=10, gelu_calls=1,
+                  host_sd=0.03, load=1.0):
     """One run. host: every host range's factor (a machine-wide slowdown); matmul: matmul's (and
     so its layers' and the step's, which hold it); gpu_changed: kernel_0 .. kernel_8's (kernel_9
-    and adamw untouched); gelu_calls: gelu's instances a layer (its layers and step hold them)."""
-    hf = host * math.exp(rng.gauss(0, 0.03))
+    and adamw untouched); gelu_calls: gelu's instances a layer (its layers and step hold them);
+    host_sd: the spread of the run's host factor (a machine whose runs differ); load: load's."""
+    hf = host * math.exp(rng.gauss(0, host_sd))
     gf = math.exp(rng.gauss(0, 0.005))
     item_f = {n: math.exp(rng.gauss(0, 0.02)) for n in list(HOST_LEAVES) + LAYERS + ["step"]}
     kern_f = {k: math.exp(rng.gauss(0, 0.005)) for k in KERNELS}
@@ -591,7 +593,7 @@ def synthetic_run(path, rng, host=1.0, matmul=1.0, gpu_changed=1.0, iters=10, ge
         t += 30 * hf * item_f["step"]
         rng_ev("step", step_start, t - step_start)
         for name in ("load", "io", "save", "log"):
-            d = leaf(name)
+            d = leaf(name, load if name == "load" else 1.0)
             rng_ev(name, t, d)
             t += d + 2
         for i, k in enumerate(KERNELS):
@@ -628,10 +630,18 @@ def case_diff_as_measured(a, tmp):
         "unchanged": ([synthetic_run(os.path.join(tmp, f"u{i}.json"), rng) for i in range(5)],
                       set(), ""),
     }
+    # A machine whose runs differ by 8% as a whole, and one range (load, held by nothing) 30%
+    # slower: the shift between the sides is no change (its row `same`), so the default tests
+    # each item beyond it and finds load, as measured; the others `same`.
+    noisy = [synthetic_run(os.path.join(tmp, f"nb{i}.json"), rng, host_sd=0.08) for i in range(5)]
+    cases["noisy machine"] = ([synthetic_run(os.path.join(tmp, f"nn{i}.json"), rng, host_sd=0.08,
+                                             load=1.3) for i in range(5)], {":load"}, "slower")
+    sides = {label: base for label in cases}
+    sides["noisy machine"] = noisy
     for label, (new, changed, word) in cases.items():
         for mode in ("default", "relative"):
             opts = ["--relative"] if mode == "relative" else []
-            rows = rows_only(diff(a, "--csv", *opts, *base, "--vs", *new))
+            rows = rows_only(diff(a, "--csv", *opts, *sides[label], "--vs", *new))
             want_changed = set() if (label == "machine-wide" and mode == "relative") else changed
             for (kind, name), r in rows.items():
                 measured = 100 * (float(r["New"]) / float(r["Base"]) - 1)

@@ -59,11 +59,25 @@ std::string shift_note(diff_result const& result, diff_options const& options) {
   }
   std::string list;
   std::string out_list;
+  std::string quiet_list;
   for (auto const& g : result.shifts) {
     list += fmt::format("{}{} {}", list.empty() ? "" : ", ", g.group, pct(g.shift));
     if (g.taken_out) {
       out_list += fmt::format("{}{} {}", out_list.empty() ? "" : ", ", g.group, pct(g.shift));
     }
+    if (g.quiet) {
+      quiet_list += fmt::format("{}{} {}", quiet_list.empty() ? "" : ", ", g.group, pct(g.shift));
+    }
+  }
+  if (!options.relative && !quiet_list.empty()) {
+    return fmt::format(
+        "Change is each item's own, as measured (its Base and New); the run-wide shifts ({}; "
+        "the rows 'all': the median item's) are shown, not taken out of Change. Where a shift "
+        "is no change (its row `same`: {}), each item was tested beyond it, the spread its runs "
+        "share taken out, and a verdict needs the change as measured and beyond the shift both "
+        "past the threshold, the same way; --absolute tests as measured only, --relative takes "
+        "out a shift that moves every item alike",
+        list, quiet_list);
   }
   if (!options.relative) {
     return fmt::format(

@@ -259,7 +259,8 @@ std::pair<std::array<std::vector<double>, 2>, std::size_t> run_factors(
 /// value in every run), bringing all runs to the new side's mean conditions: New stays as
 /// measured, and an item's change is its change beyond the group's shift.
 void take_out(std::vector<work_item>& items, std::size_t g, std::size_t m,
-              std::array<std::vector<double>, 2> const& f, std::array<std::size_t, 2> runs) {
+              std::array<std::vector<double>, 2> const& f, std::array<std::size_t, 2> runs,
+              bool quiet = false) {
   double const target = mean(f[1]);
   double const shift = target - mean(f[0]);
   for (auto& w : items) {
@@ -278,7 +279,9 @@ void take_out(std::vector<work_item>& items, std::size_t g, std::size_t m,
         x[r] += target - f[s][r];
       }
     }
-    if (m == med_m) {
+    if (quiet) {
+      (m == med_m ? w.row.median : w.row.time).quiet_shift = shift;
+    } else if (m == med_m) {
       w.row.shift = std::expm1(shift);
     }
   }
@@ -309,6 +312,13 @@ void test_measure(diff_measure& d, std::array<std::vector<double> const*, 2> raw
   d.p = t.p;
   d.change = std::expm1(t.diff);
   d.ci = {std::expm1(t.ci.lo), std::expm1(t.ci.hi)};
+  if (d.quiet_shift != 0) {
+    // Tested beyond the group's shift (not itself a change); shown as measured: the shift
+    // added back to the estimate (it is then the measured change) and to its interval.
+    d.beyond = d.change;
+    d.change = std::expm1(t.diff + d.quiet_shift);
+    d.ci = {std::expm1(t.ci.lo + d.quiet_shift), std::expm1(t.ci.hi + d.quiet_shift)};
+  }
 }
 
 /// now / base of a measure as measured (0 without a base).
@@ -327,9 +337,21 @@ void judge(diff_row& r, diff_options const& o) {
     return std::fabs(m.change) > o.threshold &&
            (!duration || std::fabs(delta) >= static_cast<double>(o.floor_ns));
   };
-  bool const med = r.median.significant && large(r.median, !r.whole_group);
+  // Tested beyond a quiet shift (diff_measure::quiet_shift): a verdict only where the change
+  // beyond the shift is past the threshold too, goes the same way as the change as measured,
+  // and the interval as measured leaves out no change. (A measured change that only the
+  // shift's noise made large, or that goes against what the item did beyond it, is no
+  // verdict.)
+  auto const agrees = [&](diff_measure const& m) {
+    if (m.quiet_shift == 0) {
+      return true;
+    }
+    bool const same_way = (m.change > 0) == (m.beyond > 0);
+    return same_way && std::fabs(m.beyond) > o.threshold && (m.ci.lo > 0 || m.ci.hi < 0);
+  };
+  bool const med = r.median.significant && large(r.median, !r.whole_group) && agrees(r.median);
   bool const calls = r.calls.significant && large(r.calls, false);
-  bool const time = r.time.significant && large(r.time, true);
+  bool const time = r.time.significant && large(r.time, true) && agrees(r.time);
   // The growth the gate weighs, as measured, of the measures found grown: the median instance,
   // the time per run, or more calls times the median instance (more calls are more time unless
   // the instances shortened as much; tested on the calls, that holds where the preempted
@@ -537,6 +559,18 @@ void run_wide(std::vector<work_item>& work, diff_result& result, std::array<std:
       w.row.note = fmt::format(
           "not taken out: {} of {} items left behind by it (a change, not the machine's)", gs.apart,
           used);
+    } else if (o.quiet_groups[g] && runs[0] >= 2 && runs[1] >= 2) {
+      // The default, the group's shift found not to be a change (its row `same` as measured:
+      // compare_sides): it is the runs' noise. Each item is tested beyond it (each run's factor
+      // out: the run-to-run spread the machine adds, and the shift), and judged as measured
+      // (judge: its measured change beyond the threshold, the same way as the change beyond the
+      // shift). The time per run by its own factors alike.
+      gs.quiet = true;
+      take_out(work, g, med_m, f, runs, true);
+      auto const [ft, used_t] = run_factors(work, g, time_m, runs);
+      if (!ft[0].empty()) {
+        take_out(work, g, time_m, ft, runs, true);
+      }
     }
     w.row.shift = gs.taken_out ? w.row.shift : 0;
     result.shifts.push_back(gs);
@@ -546,8 +580,34 @@ void run_wide(std::vector<work_item>& work, diff_result& result, std::array<std:
 
 }  // namespace
 
+/// One comparison with the options as they are (compare_sides decides the default's groups).
+static diff_result compare_as(diff_side const& base, diff_side const& now,
+                              diff_options const& options);
+
 diff_result compare_sides(diff_side const& base, diff_side const& now,
                           diff_options const& options) {
+  if (options.relative || options.absolute) {
+    return compare_as(base, now, options);
+  }
+  // The default: first as measured (--absolute), which judges each group's run-wide shift
+  // (its row) among all the tests; where a shift is not a change (`same`), the items are
+  // tested again beyond it.
+  diff_options measured = options;
+  measured.absolute = true;
+  diff_result first = compare_as(base, now, measured);
+  diff_options quiet = options;
+  bool any = false;
+  for (auto const& r : first.rows) {
+    if (r.whole_group && r.median.tested && r.v == verdict::same) {
+      quiet.quiet_groups[group_of(r.kind)] = true;
+      any = true;
+    }
+  }
+  return any ? compare_as(base, now, quiet) : first;
+}
+
+diff_result compare_as(diff_side const& base, diff_side const& now,
+                       diff_options const& options) {
   std::array<std::size_t, 2> const runs{base.runs.size(), now.runs.size()};
   item_map items;
   collect(base, 0, items);

@@ -13,6 +13,7 @@
 #include "stats.hpp"
 #include "summary.hpp"
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -32,8 +33,14 @@ struct diff_options {
   /// gate, and an item is judged and gated on its change beyond the shift. By default items are
   /// judged as measured, every run-wide shift left in.
   bool relative = false;
-  /// The default, said explicitly (--absolute): judge items as measured.
+  /// Judge items as measured, every run-wide shift left in (--absolute). The default judges
+  /// as measured too, but where a group's run-wide shift is not itself a change (its row
+  /// `same`), each item is tested beyond it: the runs' spread the machine adds taken out, the
+  /// verdict on the change as measured (docs/diff.md, "Noise from the machine").
   bool absolute = false;
+  /// (Internal, set by compare_sides for the default) the groups (host ranges, GPU items)
+  /// whose shift was found not to be a change, their items tested beyond it.
+  std::array<bool, 2> quiet_groups{false, false};
   /// Numbered names (`Train step 3`) whose members are too few to test on their own are
   /// folded into one item (`Train step *`) unless this is set (--keep-numbers).
   bool keep_numbers = false;
@@ -63,6 +70,11 @@ struct diff_measure {
   stats::interval ci{};      ///< interval of `change` at 1 - alpha (contains it)
   bool significant = false;  ///< q <= alpha
   bool exact = false;        ///< tested, both sides constant (calls of a fixed loop): certain
+  /// The default mode, where the group's run-wide shift was not itself a change: the test was
+  /// made beyond it (the change beyond the shift: p, q), `change` and `ci` are as measured
+  /// (the interval given that shift); 0 otherwise (docs/diff.md, "Noise from the machine").
+  double quiet_shift = 0;
+  double beyond = 0;  ///< with quiet_shift: the change beyond it, the figure tested
 };
 
 /// @brief One compared item.
@@ -106,6 +118,9 @@ struct group_shift {
   std::size_t items = 0;   ///< the items the run factors are the medians over
   std::size_t apart = 0;   ///< of those, items left behind by the shift (its change against it)
   bool taken_out = false;  ///< the run factors were taken out of the items (--relative)
+  /// The default mode: the shift was not itself a change (its own test), so the items were
+  /// tested beyond it, their Change still as measured (diff_measure::quiet_shift).
+  bool quiet = false;
 };
 
 /// @brief A family of numbered names folded into one row.
