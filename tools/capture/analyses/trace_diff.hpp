@@ -36,7 +36,7 @@ struct diff_options {
   /// Judge items as measured, every run-wide shift left in (--absolute). The default judges
   /// as measured too, but where a group's run-wide shift is not itself a change (its row
   /// `same`), each item is tested beyond it: the runs' spread the machine adds taken out, the
-  /// verdict on the change as measured (docs/diff.md, "Noise from the machine").
+  /// verdict on the change as measured (docs/diff.md, "The statistics in plain words").
   bool absolute = false;
   /// (Internal, set by compare_sides for the default) the groups (host ranges, GPU items)
   /// whose shift was found not to be a change, their items tested beyond it.
@@ -72,7 +72,7 @@ struct diff_measure {
   bool exact = false;        ///< tested, both sides constant (calls of a fixed loop): certain
   /// The default mode, where the group's run-wide shift was not itself a change: the test was
   /// made beyond it (the change beyond the shift: p, q), `change` and `ci` are as measured
-  /// (the interval given that shift); 0 otherwise (docs/diff.md, "Noise from the machine").
+  /// (the interval given that shift); 0 otherwise (docs/diff.md, "The statistics in plain words").
   double quiet_shift = 0;
   double beyond = 0;  ///< with quiet_shift: the change beyond it, the figure tested
 };
