@@ -14,6 +14,7 @@ fixture   Traces written here, whose runs differ as real programs' runs do: ever
           fewer; a 10% gate that fails), at 1, 3 and 5 runs a side; runs in which one host range
           and one kernel are +10%, +25% or +50% longer, or one kernel runs twice as often, are
           compared with unchanged runs (detection) at 3 and 5 runs a side (+25%: 2, 3, 5, 10).
+          Each comparison three ways (RULES): the default, --absolute and --relative.
 cases     Real changes that reach many items, on runs whose items nest (a step holds four
           layers, each holding matmul and gelu; tests/capture/diff_tests.py's synthetic runs):
           a child slower inside its parents; most kernels faster, two untouched; a machine-wide
