@@ -606,8 +606,7 @@ diff_result compare_sides(diff_side const& base, diff_side const& now,
   return any ? compare_as(base, now, quiet) : first;
 }
 
-diff_result compare_as(diff_side const& base, diff_side const& now,
-                       diff_options const& options) {
+diff_result compare_as(diff_side const& base, diff_side const& now, diff_options const& options) {
   std::array<std::size_t, 2> const runs{base.runs.size(), now.runs.size()};
   item_map items;
   collect(base, 0, items);
