@@ -154,5 +154,29 @@ def case_heavy_refused_flight(a, tmp):
         check(len(tids) == 3, f"dump {n}: steps of the three threads: {len(tids)}")
 
 
+def case_fork_while_starting(a, tmp):
+    """A program that forks while our threads are still starting: fork waits for them to enter
+    their code, so the child inherits none of the locks the C library and a sanitizer's runtime
+    hold while they set a new thread up (AddressSanitizer's allocator: the child hung at exit,
+    1 run in ~90 on a loaded machine). The test double makes each of our threads spend 300 ms
+    setting up and fails a child forked inside that time (exit 70, said on stderr); the program
+    forks ~2 ms after the CUDA driver's start, which starts the CUPTI flusher."""
+    out = os.path.join(tmp, "f.json")
+    env = dict(os.environ, NVTXPP_CUPTI_PATH=a.fake_cupti, LD_PRELOAD=a.refuse,
+               NVTXPP_TEST_SLOW_THREADS="300")
+    if "ASAN_OPTIONS" in os.environ:
+        env["ASAN_OPTIONS"] = os.environ["ASAN_OPTIONS"] + ":verify_asan_link_order=0"
+    p = subprocess.run([a.capture, "-o", out, "--", a.app, "fake_gpu", "fork"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                       timeout=240)
+    check("setting up" not in p.stderr, f"no child forked while a thread set up: {p.stderr}")
+    check(p.returncode == 0, f"exit 0 (the child's too): {p.returncode} {p.stderr}")
+    events = ft.load(out)["traceEvents"] if os.path.exists(out) else []
+    parent = {e["pid"] for e in events if e.get("name") == "gpu work" and e.get("ph") == "X"}
+    child = {e["pid"] for e in events if e.get("name") == "in child" and e.get("ph") == "X"}
+    check(len(parent) == 1 and len(child) == 1 and parent != child,
+          f"the parent's range and the child's, in two processes: {parent} {child}")
+
+
 if __name__ == "__main__":
     sys.exit(ft.main(globals(), ["--flight-app", "--check", "--fake-cupti", "--refuse"]))

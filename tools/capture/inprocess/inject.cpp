@@ -25,6 +25,7 @@
 #include "cuda/cupti.hpp"
 #include "flight_ring.hpp"
 #include "inject_internal.hpp"
+#include "our_threads.hpp"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -288,10 +289,11 @@ void install_signal_handlers() noexcept {
 // Fork: hold the names lock and the allocation lock across fork() so the child never inherits
 // them locked (nor an allocator that our writer was in).
 void before_fork() noexcept {
-  // A thread that is still starting may be inside the allocator (a sanitizer's runtime sets a new
-  // thread up with it): let the writer reach its loop, where it allocates only under the lock.
-  // At most 1 s (a thread that cannot start, say while fork runs under the loader's lock, must
-  // not hang the program).
+  // A thread of ours that is still starting may be inside the allocator (the C library and a
+  // sanitizer's runtime set a new thread up with it): let each enter its main, and the writer
+  // reach its loop, where it allocates only under the lock. Each wait at most 1 s (a thread that
+  // cannot start, say while fork runs under the loader's lock, must not hang the program).
+  wait_for_starting_threads();
   writer::wait_until_started();
   rec::names_mutex().lock();
   writer::alloc_mutex().lock();
@@ -305,6 +307,7 @@ void after_fork_in_child() noexcept {
   rec::names_mutex().unlock();
   // The child starts its own file; the parent's unflushed blocks are the parent's to write.
   rec::forget_threads_after_fork();
+  our_threads_after_fork_in_child();
   writer::after_fork_in_child();
   flight::after_fork_in_child();
   if (open_file()) {

@@ -10,6 +10,7 @@
 
 #include "our_threads.hpp"
 
+#include "../../recording/core.hpp"
 #include "../../recording/gpu_format.hpp"
 #include "inject_internal.hpp"
 
@@ -19,13 +20,18 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <sched.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 
 namespace nvtxpp::capture {
+
+namespace rec = nvtxpp::recording;
 
 namespace {
 
@@ -53,6 +59,18 @@ std::size_t page_size() noexcept {
 
 std::size_t round_up(std::size_t n, std::size_t to) noexcept { return (n + to - 1) / to * to; }
 
+/// Our threads created and not yet in their `main`: the C library and a sanitizer's runtime set a
+/// new thread up in between, with the allocator (glibc's pthread_getattr_np allocates; so does
+/// dynamic TLS). fork() waits for them (wait_for_starting_threads).
+std::atomic<int> g_starting{0};
+
+/// Every thread of ours begins here: it has left the runtime's set-up.
+void* entered(void* arg) noexcept {
+  g_starting.fetch_sub(1, std::memory_order_acq_rel);
+  // POSIX lets a function pointer travel as void* (dlsym depends on it).
+  return reinterpret_cast<void* (*)(void*)>(arg)(nullptr);
+}
+
 /// One try at a stack of `size` bytes: 0 or the error.
 int try_start(void* (*main)(void*), std::size_t size, pthread_t* t) noexcept {
   pthread_attr_t attr;
@@ -62,7 +80,11 @@ int try_start(void* (*main)(void*), std::size_t size, pthread_t* t) noexcept {
   ::pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   int e = ::pthread_attr_setstacksize(&attr, size);
   if (e == 0) {
-    e = ::pthread_create(t, &attr, main, nullptr);
+    g_starting.fetch_add(1, std::memory_order_acq_rel);
+    e = ::pthread_create(t, &attr, &entered, reinterpret_cast<void*>(main));
+    if (e != 0) {
+      g_starting.fetch_sub(1, std::memory_order_acq_rel);
+    }
   }
   ::pthread_attr_destroy(&attr);
   return e;
@@ -125,6 +147,17 @@ int start_thread(void* (*main)(void*), char const* name, std::size_t stack_bytes
     *thread = t;
   }
   return 0;
+}
+
+void wait_for_starting_threads() noexcept {
+  std::int64_t const give_up = rec::monotonic_ns() + 1'000'000'000;
+  while (g_starting.load(std::memory_order_acquire) > 0 && rec::monotonic_ns() < give_up) {
+    ::sched_yield();
+  }
+}
+
+void our_threads_after_fork_in_child() noexcept {
+  g_starting.store(0, std::memory_order_relaxed);  // the child has none of the parent's threads
 }
 
 void say_thread_failed(char const* what, int error, char const* outcome) noexcept {

@@ -20,6 +20,17 @@ namespace nvtxpp::capture {
 [[nodiscard]] int start_thread(void* (*main)(void*), char const* name, std::size_t stack_bytes,
                                pthread_t* thread = nullptr) noexcept;
 
+/// @brief Before fork(): waits (at most 1 s) until every thread start_thread started has left
+/// the C library's and a sanitizer's set-up of a new thread and entered its `main`. That set-up
+/// allocates; an allocator that is not fork-safe (AddressSanitizer's is not) would give the
+/// child a lock held by a thread the child does not have, and the child would hang at its next
+/// allocation or its exit. Bounded: a thread that cannot start (say, while fork runs under the
+/// loader's lock) must not hang the program.
+void wait_for_starting_threads() noexcept;
+
+/// @brief In a forked child: none of the parent's threads is starting here.
+void our_threads_after_fork_in_child() noexcept;
+
 /// @brief Says out loud that one of our threads could not start: the line
 /// `nvtxpp-capture: WHAT (ERROR); OUTCOME` on stderr, and an info record `thread=...` with the
 /// same words, which the readers turn into a warning (the summary's, merge's). Not
