@@ -43,11 +43,15 @@ def run_threads(a, extra, out, threads, env_extra=None):
 
 
 def refused(a, error="EAGAIN"):
-    env = {"LD_PRELOAD": a.refuse, "NVTXPP_TEST_REFUSE_THREADS": error}
-    if "ASAN_OPTIONS" in os.environ:
-        # The test double comes ahead of the sanitizer's runtime (it passes other calls on).
-        env["ASAN_OPTIONS"] = os.environ["ASAN_OPTIONS"] + ":verify_asan_link_order=0"
-    return env
+    return dict(preloaded(a), NVTXPP_TEST_REFUSE_THREADS=error)
+
+
+def preloaded(a):
+    """The test double preloaded: it comes ahead of a sanitizer's runtime (it passes other calls
+    on), which must be told so."""
+    asan = os.environ.get("ASAN_OPTIONS")
+    return {"LD_PRELOAD": a.refuse,
+            "ASAN_OPTIONS": (asan + ":" if asan else "") + "verify_asan_link_order=0"}
 
 
 def count_named(events, name):
@@ -162,10 +166,8 @@ def case_fork_while_starting(a, tmp):
     setting up and fails a child forked inside that time (exit 70, said on stderr); the program
     forks ~2 ms after the CUDA driver's start, which starts the CUPTI flusher."""
     out = os.path.join(tmp, "f.json")
-    env = dict(os.environ, NVTXPP_CUPTI_PATH=a.fake_cupti, LD_PRELOAD=a.refuse,
-               NVTXPP_TEST_SLOW_THREADS="300")
-    if "ASAN_OPTIONS" in os.environ:
-        env["ASAN_OPTIONS"] = os.environ["ASAN_OPTIONS"] + ":verify_asan_link_order=0"
+    env = dict(os.environ, NVTXPP_CUPTI_PATH=a.fake_cupti, NVTXPP_TEST_SLOW_THREADS="300",
+               **preloaded(a))
     p = subprocess.run([a.capture, "-o", out, "--", a.app, "fake_gpu", "fork"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                        timeout=240)
