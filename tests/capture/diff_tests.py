@@ -414,7 +414,14 @@ def case_diff_gate(a, tmp):
     p = diff(a, "--fail-above=10%", "--csv", *b, "--vs", *b)
     check(p.returncode == 0, f"runs against themselves pass: {p.returncode}")
     p = diff(a, "--fail-above=10%", *n, "--vs", *b)
-    check(p.returncode == 0, f"faster never fails the gate: {p.returncode}")
+    # (Unless an item that is not faster grew, as its inputs measure it: the preempted
+    # instances of a loaded machine.)
+    grown = [m.group(1) for m in re.finditer(r"range (\S[^,(]*?) \(\+", p.stderr)]
+    explained = [g for g in grown if g != ":compute" and (time_move(n, b, g) or 0) > 0.09]
+    check(p.returncode == 0 or (grown and explained == grown),
+          f"faster never fails the gate: {p.returncode} {p.stderr}")
+    if p.returncode != 0 and grown and explained == grown:
+        print(f"note: {grown}: their runs' own time per run grew", file=sys.stderr)
 
 
 def convert_reference(a, tmp, name):

@@ -548,13 +548,13 @@ void run_wide(std::vector<work_item>& work, diff_result& result, std::array<std:
     }
     if (gs.taken_out) {
       // The time per run's factors apart, by the same rule: more calls of a few items move
-      // their parents' time, not the machine's.
+      // their parents' time, not the machine's. Where they do, the instances' factors come out
+      // of the time per run instead: the machine stretches each instance, and what an item's
+      // time per run did beyond that is its own (its calls, its preempted instances).
       auto const [ft, used_t] = run_factors(work, g, time_m, runs);
       bool const time_too = !ft[0].empty() && consistent(time_m, ft, used_t);
       take_out(work, g, med_m, f, runs);
-      if (time_too) {
-        take_out(work, g, time_m, ft, runs);
-      }
+      take_out(work, g, time_m, time_too ? ft : f, runs);
     } else if (o.relative && runs[0] >= 2 && runs[1] >= 2) {
       w.row.note = fmt::format(
           "not taken out: {} of {} items left behind by it (a change, not the machine's)", gs.apart,
