@@ -305,6 +305,7 @@ struct summary_sink::impl {
   };
   std::vector<row> rows;
   std::unordered_map<std::string, std::size_t> row_index;
+  std::string range_key;  // on_range's lookup key, its capacity kept: no allocation a range
 
   // GPU (whole trace): kernel durations by name, memory operation durations by name.
   std::map<std::string, std::vector<std::int64_t>> kernels;
@@ -618,13 +619,24 @@ void summary_sink::on_range(range_info const& r) {
     d_->sampled.raised += r.name == gpu_detail_raised ? 1 : 0;
     d_->sampled.detail_ns += r.end_ns - r.start_ns;
   }
-  std::string const grouped_name =
-      d_->grouping.active() ? d_->grouping.group_of(r.name) : std::string{r.name};
-  // By domain name, not index: pooled processes number their domains each their own way.
-  auto key = fmt::format("{}\x1F{}\x1F{}", push_pop ? 'P' : 'S', r.attr.domain_name, grouped_name);
-  auto [it, fresh] = d_->row_index.try_emplace(key, d_->rows.size());
-  if (fresh) {
-    d_->rows.push_back({std::string{r.attr.domain_name}, grouped_name, push_pop, {}});
+  std::string grouped;
+  if (d_->grouping.active()) {
+    grouped = d_->grouping.group_of(r.name);
+  }
+  std::string_view const grouped_name = d_->grouping.active() ? grouped : r.name;
+  // By domain name, not index: pooled processes number their domains each their own way. (Built
+  // in place, not formatted: this runs for every range of the trace.)
+  std::string& key = d_->range_key;
+  key.clear();
+  key += push_pop ? 'P' : 'S';
+  key += '\x1F';
+  key += r.attr.domain_name;
+  key += '\x1F';
+  key += grouped_name;
+  auto it = d_->row_index.find(key);
+  if (it == d_->row_index.end()) {
+    it = d_->row_index.emplace(key, d_->rows.size()).first;
+    d_->rows.push_back({std::string{r.attr.domain_name}, std::string{grouped_name}, push_pop, {}});
   }
   d_->rows[it->second].durations.push_back(r.end_ns - r.start_ns);
   // nsys projects the ranges that start and end on one thread.
