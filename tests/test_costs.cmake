@@ -94,8 +94,9 @@ set(NVTXPP_TEST_COSTS
 )
 
 # How many tests run at once (PROCESSORS; scripts/test.sh runs ctest with four slots a core and
-# two more). Under ThreadSanitizer most capture tests sleep most of their time (each TSan-built
-# process with threads left sleeps a second at its exit: atexit_sleep_ms): a test there takes one
+# two more). Under ThreadSanitizer most capture tests sleep much of their time (each TSan-built
+# process with threads left sleeps at its exit: atexit_sleep_ms, 250 ms in scripts/test.sh): a
+# test there takes one
 # slot, unless it keeps a core or more busy (CPU time at least about half its wall time: listed
 # here), which takes four. In the Release and ASan+UBSan builds every test takes four, unless it
 # mostly waits (NVTXPP_WAITING_TESTS), which takes one. So no more tests that keep a core busy
