@@ -74,9 +74,9 @@ std::string shift_note(diff_result const& result, diff_options const& options) {
         "Change is each item's own, as measured (its Base and New); the run-wide shifts ({}; "
         "the rows 'all': the median item's) are shown, not taken out of Change. Where a shift "
         "is no change (its row `same`: {}), each item was tested beyond it, the spread its runs "
-        "share taken out, and a verdict needs the change as measured and beyond the shift both "
-        "past the threshold, the same way; --absolute tests as measured only, --relative takes "
-        "out a shift that moves every item alike",
+        "share taken out: a verdict needs the change beyond the shift significant, and the "
+        "change as measured past the threshold, the same way; --absolute tests as measured "
+        "only, --relative takes out a shift that moves every item alike",
         list, quiet_list);
   }
   if (!options.relative) {
