@@ -155,17 +155,24 @@ def time_move(base, new, name):
     return geometric_mean(t[1]) / geometric_mean(t[0]) - 1
 
 
+def as_inputs_moved(r, moved):
+    """Whether a verdict on an unchanged item is what its inputs measured: their own time per run
+    moved by 9% or more (a loaded machine preempts instances of some runs for milliseconds: the
+    tool reports what was measured), a time per run verdict the way they moved, its median
+    instance alike."""
+    return (moved is not None and abs(moved) >= 0.09 and
+            r.get("Note", "").startswith("time per run") and
+            r.get("Verdict") == ("slower" if moved > 0 else "faster") and
+            abs(float(r.get("Change %") or 100)) < 10)
+
+
 def check_unchanged(r, name, base, new, what):
-    """An item the test did not change: `same`, unless the inputs themselves hold a time per run
-    that moved by 9% or more (a loaded machine preempts instances of some runs for milliseconds:
-    the tool reports what was measured). Then only that: a time per run verdict the way the
-    inputs moved, its median instance alike."""
+    """An item the test did not change: `same`, or a verdict its inputs measured
+    (as_inputs_moved)."""
     moved = time_move(base, new, name)
     if r.get("Verdict") == "same":
         return True
-    if (moved is not None and abs(moved) >= 0.09 and r.get("Note", "").startswith("time per run")
-            and r.get("Verdict") == ("slower" if moved > 0 else "faster")
-            and abs(float(r.get("Change %") or 100)) < 10):
+    if as_inputs_moved(r, moved):
         print(f"note: {what}: {name}: the runs' own time per run moved {moved:+.1%}",
               file=sys.stderr)
         return True
@@ -192,9 +199,7 @@ def case_diff_same(a, tmp):
         if r["Verdict"] not in CHANGED:
             continue
         moved = time_move(b, n, k[1])
-        if (moved is not None and abs(moved) >= 0.09 and r["Note"].startswith("time per run") and
-                r["Verdict"] == ("slower" if moved > 0 else "faster") and
-                abs(float(r["Change %"])) < 10):
+        if as_inputs_moved(r, moved):
             print(f"note: {k[1]}: the runs' own time per run moved {moved:+.1%}", file=sys.stderr)
         else:
             unexplained.append((k, r["Verdict"], r["Change %"], r["Note"]))

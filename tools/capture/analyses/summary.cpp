@@ -620,10 +620,11 @@ void summary_sink::on_range(range_info const& r) {
     d_->sampled.detail_ns += r.end_ns - r.start_ns;
   }
   std::string grouped;
+  std::string_view grouped_name = r.name;
   if (d_->grouping.active()) {
     grouped = d_->grouping.group_of(r.name);
+    grouped_name = grouped;
   }
-  std::string_view const grouped_name = d_->grouping.active() ? grouped : r.name;
   // By domain name, not index: pooled processes number their domains each their own way. (Built
   // in place, not formatted: this runs for every range of the trace.)
   std::string& key = d_->range_key;
