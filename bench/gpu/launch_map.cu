@@ -24,7 +24,8 @@
 // records of the driver's launch functions alone, cuptiActivityEnableDriverApi), sync
 // (SYNCHRONIZATION), memcpy (MEMCPY and MEMSET), resource (a subscriber with the stream, context
 // and graph-node resource callbacks), api_calls (a subscriber with the whole runtime and driver
-// API domains, each callback writing a per-thread slot as the flight recorder's call table does).
+// API domains, each callback writing a per-thread slot as the flight recorder's call table does),
+// driver_kind (the whole DRIVER kind less every function that launches no GPU work).
 //
 // Also printed: each phase's records by kind (kernels, runtime, driver), so a phase that should
 // record shows that it did (after a detach and attach too); how long a detach and an attach take;
@@ -143,6 +144,7 @@ enum feature : unsigned {
   f_memcpy = 16,
   f_resource = 32,
   f_api_calls = 64,
+  f_driver_kind = 128,
 };
 constexpr unsigned f_capture = f_kernel | f_runtime | f_driver | f_sync | f_memcpy | f_resource;
 
@@ -202,6 +204,20 @@ void switch_features(session& s, unsigned features, bool on) {
     static std::vector<CUpti_CallbackId> const ids = launch_cbids();
     for (CUpti_CallbackId id : ids) {
       ok(cuptiActivityEnableDriverApi(id, static_cast<uint8_t>(v)), "cuptiActivityEnableDriverApi");
+    }
+  }
+  if (features & f_driver_kind) {
+    // The whole DRIVER kind, less every function that launches no GPU work: the way to the
+    // launch functions' records when CUPTI attaches after CUDA started (cuptiActivityEnableDriverApi
+    // alone records nothing then).
+    static std::vector<CUpti_CallbackId> const ids = launch_cbids();
+    kind(CUPTI_ACTIVITY_KIND_DRIVER);
+    if (on) {
+      for (CUpti_CallbackId id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; ++id) {
+        if (std::find(ids.begin(), ids.end(), id) == ids.end()) {
+          cuptiActivityEnableDriverApi(id, 0);
+        }
+      }
     }
   }
   if (features & (f_resource | f_api_calls)) {
@@ -361,6 +377,15 @@ int main(int argc, char** argv) {
     detach(s);
     double const detached = phase("all detached (early)");
     std::printf("early: on/detached=%.3f off/detached=%.3f\n", on / detached, off / detached);
+    // Attached again after an early start: which way still records the driver's launches.
+    switch_features(s, f_capture, true);
+    phase("attach on (after early)");
+    switch_features(s, f_driver, false);
+    switch_features(s, f_driver_kind, true);
+    phase("attach on, driver kind");
+    switch_features(s, f_capture | f_driver_kind, false);
+    detach(s);
+    phase("attach detached (early)");
     return 0;
   }
   phase("none");
@@ -369,7 +394,8 @@ int main(int argc, char** argv) {
     unsigned f;
   };
   for (one const f : {one{"kernel", f_kernel}, one{"runtime", f_runtime}, one{"driver", f_driver},
-                      one{"sync", f_sync}, one{"memcpy", f_memcpy}, one{"resource", f_resource},
+                      one{"driver_kind", f_driver_kind}, one{"sync", f_sync},
+                      one{"memcpy", f_memcpy}, one{"resource", f_resource},
                       one{"api_calls", f_api_calls}}) {
     if (want(f.name)) {
       feature_alone(s, f.name, f.f);
@@ -395,7 +421,10 @@ int main(int argc, char** argv) {
     std::printf("stream id: %u before the detach, %u after the attach%s\n", id_before, id_after,
                 id_before == id_after ? " (same)" : " (CHANGED)");
     phase("attach on");
-    switch_features(s, f_capture, false);
+    switch_features(s, f_driver, false);
+    switch_features(s, f_driver_kind, true);
+    phase("attach on, driver kind");
+    switch_features(s, f_capture | f_driver_kind, false);
     phase("attach off");
     detach(s);
     phase("attach detached");
