@@ -6,6 +6,15 @@
 // callback the client registered (CLOCK_REALTIME when none: a test would notice) and carrying
 // the system tid only when the client asked for CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM. As real
 // CUPTI, it delivers records through the buffer callbacks when flushed.
+//
+// Detach and attach (cuptiFinalize), as CUPTI 13.0 does them: finalize forgets everything (the
+// buffer and timestamp callbacks, the thread id type, the kinds, the subscriber and its
+// callbacks); any later call attaches it again. Records still pending at a finalize are lost,
+// and a finalize called outside a CUDA call's exit callback is a misuse: both are counted and,
+// with FAKE_CUPTI_STATS=1, printed at exit with the attaches and finalizes
+// (`fake_cupti: attaches=A finalizes=F lost=L outside_exit=O`). FAKE_CUPTI_NO_DETACH=1: the
+// finalize is refused. The launches raise the runtime (and driver) API callbacks of a
+// subscriber that enabled them, so a detach armed at a call's exit happens.
 #include <cupti.h>
 
 #include <sys/syscall.h>
@@ -14,6 +23,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -30,6 +40,28 @@ CUpti_ActivityThreadIdType g_tid_type = CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT;
 std::atomic<bool> g_enabled[64] = {};
 std::mutex g_mutex;
 std::vector<std::vector<unsigned char>> g_pending;  // records not yet delivered
+
+// Attached or detached (cuptiFinalize), and what a stats line says at exit.
+std::atomic<bool> g_attached{false};
+std::atomic<int> g_attaches{0};
+std::atomic<int> g_finalizes{0};
+std::atomic<int> g_outside_exit{0};
+std::atomic<std::size_t> g_lost{0};
+thread_local bool t_in_exit = false;  // inside a runtime or driver API exit callback
+
+void print_stats() {
+  std::fprintf(stderr, "fake_cupti: attaches=%d finalizes=%d lost=%zu outside_exit=%d\n",
+               g_attaches.load(), g_finalizes.load(), g_lost.load(), g_outside_exit.load());
+}
+
+/// Any call of the client's attaches CUPTI (again, after a finalize).
+void attach() {
+  if (!g_attached.exchange(true)) {
+    if (g_attaches.fetch_add(1) == 0 && std::getenv("FAKE_CUPTI_STATS") != nullptr) {
+      std::atexit(&print_stats);
+    }
+  }
+}
 bool g_running = false;  // g_pending holds a kernel that has not ended (FAKE_CUPTI_RUNNING)
 std::size_t g_dropped = 0;
 std::uint32_t g_correlation = 0;
@@ -98,20 +130,25 @@ CUptiResult cuptiGetResultString(CUptiResult, const char** str) {
 
 CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc request,
                                            CUpti_BuffersCallbackCompleteFunc complete) {
+  attach();
   g_request = request;
   g_complete = complete;
   return CUPTI_SUCCESS;
 }
 
 CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f) {
+  attach();
   g_timestamp = f;
   return CUPTI_SUCCESS;
 }
 
 CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type) {
+  attach();
   g_tid_type = type;
   return CUPTI_SUCCESS;
 }
+
+void driver_kind_enabled();
 
 /// FAKE_CUPTI_UM_NOT_READY=1: the migrations' kind is refused until the first context exists,
 /// as the H100's CUPTI 13.0 refuses it inside cuInit (CUPTI_ERROR_NOT_READY).
@@ -122,7 +159,11 @@ CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
       std::getenv("FAKE_CUPTI_UM_NOT_READY") != nullptr) {
     return CUPTI_ERROR_NOT_READY;
   }
+  attach();
   g_enabled[kind & 63] = true;
+  if (kind == CUPTI_ACTIVITY_KIND_DRIVER) {
+    driver_kind_enabled();  // (defined below) it overrides the functions switched one by one
+  }
   return CUPTI_SUCCESS;
 }
 
@@ -157,23 +198,40 @@ CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind) {
 /// records them all.
 std::atomic<bool> g_driver_api[CUPTI_DRIVER_TRACE_CBID_SIZE] = {};
 /// As CUPTI 13.0 does (seen on the H200): a driver function switched off one by one is not
-/// recorded again when it is switched back on.
+/// recorded again when it is switched back on; nor is one switched on one by one once CUDA has
+/// started (seen on the H100: bench/gpu/launch_map.cu), after a detach too.
 std::atomic<bool> g_driver_api_was_off[CUPTI_DRIVER_TRACE_CBID_SIZE] = {};
+std::atomic<bool> g_driver_api_late[CUPTI_DRIVER_TRACE_CBID_SIZE] = {};
+/// With the DRIVER kind on: the functions switched off one by one after it (CUPTI's documented
+/// way to record all but a few).
+std::atomic<bool> g_driver_excluded[CUPTI_DRIVER_TRACE_CBID_SIZE] = {};
+
+void driver_kind_enabled() {
+  for (auto& e : g_driver_excluded) {
+    e = false;
+  }
+}
 
 CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable) {
   if (cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE) {
     return CUPTI_ERROR_INVALID_PARAMETER;
   }
+  attach();
   g_driver_api[cbid] = enable != 0;
+  g_driver_excluded[cbid] = enable == 0;
   if (enable == 0) {
     g_driver_api_was_off[cbid] = true;
+  } else if (g_context_ready) {
+    g_driver_api_late[cbid] = true;
   }
   return CUPTI_SUCCESS;
 }
 
 bool driver_recorded(CUpti_CallbackId cbid) {
-  return g_enabled[CUPTI_ACTIVITY_KIND_DRIVER] ||
-         (g_driver_api[cbid] && !g_driver_api_was_off[cbid]);
+  if (g_enabled[CUPTI_ACTIVITY_KIND_DRIVER]) {
+    return !g_driver_excluded[cbid];
+  }
+  return g_driver_api[cbid] && !g_driver_api_was_off[cbid] && !g_driver_api_late[cbid];
 }
 
 CUptiResult cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid, CUpti_Activity** record) {
@@ -202,8 +260,12 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag) {
     }
   }
   std::unique_lock<std::mutex> lock{g_mutex};
+  attach();
   if (g_running && (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) == 0) {
     return CUPTI_SUCCESS;  // as CUPTI: a buffer holding an incomplete record is kept whole
+  }
+  if (g_request == nullptr) {
+    return CUPTI_ERROR_INVALID_OPERATION;  // no buffer callbacks registered
   }
   g_running = false;  // forced: handed out once, the running kernel without its end
   std::vector<std::vector<unsigned char>> records;
@@ -250,6 +312,7 @@ bool g_profiler_start_enabled = false;
 bool g_profiler_stop_enabled = false;
 
 CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback, void*) {
+  attach();
   g_resource_cb = callback;
   *subscriber = reinterpret_cast<CUpti_SubscriberHandle>(&g_resource_cb);
   return CUPTI_SUCCESS;
@@ -257,9 +320,20 @@ CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFun
 
 bool g_graph_enabled[CUPTI_CBID_RESOURCE_SIZE] = {};
 bool g_add_child_enabled = false;
+/// Runtime and driver functions whose callbacks were enabled one by one.
+constexpr std::size_t api_cbid_size =
+    std::size_t{CUPTI_DRIVER_TRACE_CBID_SIZE} > std::size_t{CUPTI_RUNTIME_TRACE_CBID_SIZE}
+        ? std::size_t{CUPTI_DRIVER_TRACE_CBID_SIZE}
+        : std::size_t{CUPTI_RUNTIME_TRACE_CBID_SIZE};
+std::atomic<bool> g_api_cb[2][api_cbid_size] = {};
 
 CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle,
                                 CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  attach();
+  if ((domain == CUPTI_CB_DOMAIN_DRIVER_API || domain == CUPTI_CB_DOMAIN_RUNTIME_API) &&
+      cbid < sizeof g_api_cb[0] / sizeof g_api_cb[0][0]) {
+    g_api_cb[domain == CUPTI_CB_DOMAIN_RUNTIME_API][cbid] = enable != 0;
+  }
   if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
     g_context_created_enabled = enable != 0;
   }
@@ -287,7 +361,76 @@ CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle,
   if (domain <= CUPTI_CB_DOMAIN_INVALID || domain >= CUPTI_CB_DOMAIN_SIZE) {
     return CUPTI_ERROR_INVALID_PARAMETER;
   }
+  attach();
   g_domain_enabled[domain] = enable != 0;
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API || domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    for (auto& e : g_api_cb[domain == CUPTI_CB_DOMAIN_RUNTIME_API]) {
+      e = enable != 0;  // the whole domain: each function's callback too, as CUPTI's
+    }
+  }
+  return CUPTI_SUCCESS;
+}
+
+/// Raises a runtime or driver API callback at `site` on the calling thread, when the subscriber
+/// enabled it (the whole domain, or the function). Returns whether it did.
+bool api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, char const* name,
+                  CUpti_ApiCallbackSite site) {
+  bool const runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+  CUpti_CallbackFunc const cb = g_resource_cb;
+  if (cb == nullptr || cbid >= sizeof g_api_cb[0] / sizeof g_api_cb[0][0] ||
+      !g_api_cb[runtime][cbid]) {
+    return false;
+  }
+  CUpti_CallbackData c{};
+  c.callbackSite = site;
+  c.functionName = name;
+  t_in_exit = site == CUPTI_API_EXIT;
+  cb(nullptr, domain, cbid, &c);
+  t_in_exit = false;
+  return true;
+}
+
+/// @brief cuptiFinalize: CUPTI detaches, forgetting every setting; records never flushed are
+/// lost (and counted).
+CUptiResult cuptiFinalize() {
+  if (std::getenv("FAKE_CUPTI_NO_DETACH") != nullptr) {
+    return CUPTI_ERROR_NOT_SUPPORTED;
+  }
+  if (!t_in_exit) {
+    g_outside_exit.fetch_add(1);
+  }
+  {
+    std::lock_guard<std::mutex> lock{g_mutex};
+    g_lost.fetch_add(g_pending.size());
+    g_pending.clear();
+    g_running = false;
+  }
+  g_request = nullptr;
+  g_complete = nullptr;
+  g_timestamp = nullptr;
+  g_tid_type = CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT;
+  for (auto& e : g_enabled) {
+    e = false;
+  }
+  for (auto& e : g_driver_api) {
+    e = false;
+  }
+  for (auto& d : g_api_cb) {
+    for (auto& e : d) {
+      e = false;
+    }
+  }
+  for (bool& e : g_domain_enabled) {
+    e = false;
+  }
+  for (bool& e : g_graph_enabled) {
+    e = false;
+  }
+  g_resource_cb = nullptr;
+  g_stream_created_enabled = g_context_created_enabled = g_add_child_enabled = false;
+  g_profiler_start_enabled = g_profiler_stop_enabled = false;
+  g_attached = false;
+  g_finalizes.fetch_add(1);
   return CUPTI_SUCCESS;
 }
 
@@ -297,15 +440,10 @@ CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle,
 __attribute__((visibility("default"))) int fake_cupti_api(int enter, int domain, uint32_t cbid,
                                                           char const* name) {
   auto const d = static_cast<CUpti_CallbackDomain>(domain);
-  if (g_resource_cb == nullptr || d <= CUPTI_CB_DOMAIN_INVALID || d >= CUPTI_CB_DOMAIN_SIZE ||
-      !g_domain_enabled[d]) {
+  if (d != CUPTI_CB_DOMAIN_RUNTIME_API && d != CUPTI_CB_DOMAIN_DRIVER_API) {
     return 0;
   }
-  CUpti_CallbackData c{};
-  c.callbackSite = enter != 0 ? CUPTI_API_ENTER : CUPTI_API_EXIT;
-  c.functionName = name;
-  g_resource_cb(nullptr, d, cbid, &c);
-  return 1;
+  return api_callback(d, cbid, name, enter != 0 ? CUPTI_API_ENTER : CUPTI_API_EXIT) ? 1 : 0;
 }
 
 /// @brief Test hook: cuProfilerStart (`start` 1) or cuProfilerStop, as the driver reports them
@@ -384,10 +522,22 @@ CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, con
   return CUPTI_ERROR_INVALID_PARAMETER;
 }
 
+void launch_locked(int kernels, std::size_t dropped);
+
 /// @brief Test hook: `kernels` launches (a runtime API record and a kernel record each, the
 /// kernel running 1 us after the call), one HtoD copy and one memset, each when its kind is
 /// enabled. Records CUPTI would drop: `dropped`.
 __attribute__((visibility("default"))) void fake_cupti_launch(int kernels, std::size_t dropped) {
+  // The launches as one runtime call, whose callbacks come outside the fake's lock (a client may
+  // call CUPTI from them: cuptiFinalize at the exit).
+  api_callback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+               "cudaLaunchKernel", CUPTI_API_ENTER);
+  launch_locked(kernels, dropped);
+  api_callback(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+               "cudaLaunchKernel", CUPTI_API_EXIT);
+}
+
+void launch_locked(int kernels, std::size_t dropped) {
   context_created();
   if (g_resource_cb != nullptr && g_stream_created_enabled) {  // the program creates its stream
     CUpti_ResourceData r{};
@@ -514,7 +664,17 @@ void kernel_record(uint32_t corr, uint64_t start) {
 /// whose own cuLaunchKernel (inside it, same thread) shares its correlation id, as CUPTI 13
 /// documents; 2: the same, the inner call with an id of its own that the kernel carries; 3: a
 /// kernel whose correlation id no API call has (a launch CUPTI reports no call for).
+void driver_locked(int what);
+
 __attribute__((visibility("default"))) void fake_cupti_driver(int what) {
+  api_callback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel",
+               CUPTI_API_ENTER);
+  driver_locked(what);
+  api_callback(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel",
+               CUPTI_API_EXIT);
+}
+
+void driver_locked(int what) {
   std::lock_guard<std::mutex> lock{g_mutex};
   if (what == 0) {
     for (int i = 0; i < 2; ++i) {

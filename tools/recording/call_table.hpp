@@ -124,6 +124,15 @@ inline void call_exit(call_slot& s) noexcept {
   s.seq.store(seq + 2, std::memory_order_release);
 }
 
+/// @brief Forgets the calls the slot's thread was inside: their exits will never be seen (the
+/// callbacks that follow them changed). Written by the slot's own thread only.
+inline void call_reset(call_slot& s) noexcept {
+  std::uint32_t const seq = s.seq.load(std::memory_order_relaxed);
+  s.seq.store(seq + 1, std::memory_order_relaxed);
+  s.depth.store(0, std::memory_order_release);
+  s.seq.store(seq + 2, std::memory_order_release);
+}
+
 /// @brief What a reader copied of one thread inside a call.
 struct call_state {
   std::uint64_t tid = 0;

@@ -25,6 +25,7 @@ namespace {
 namespace rec = nvtxpp::recording;
 
 std::atomic<rec::call_table_header*> g_table{nullptr};
+std::atomic<std::uint32_t> g_coverage{0};  ///< bumped by coverage_changed()
 
 /// The calling thread's slot, claimed on its first call. Trivial, so that reaching it is one
 /// thread-pointer-relative load (initial-exec: no __tls_get_addr, no init guard, on every
@@ -33,6 +34,7 @@ struct slot_owner {
   rec::call_slot* slot;
   bool tried;  ///< a full table is tried once per thread, and counted once
   std::uint64_t names[rec::call_frames_kept];  ///< domain << 32 | cbid written per frame
+  std::uint32_t coverage;                      ///< g_coverage when the thread last entered
 };
 __attribute__((tls_model("initial-exec"))) thread_local slot_owner t_owner;
 
@@ -104,6 +106,11 @@ void on_callback(std::uint32_t domain, std::uint32_t cbid, void const* data) noe
   }
   auto const* c = static_cast<CUpti_CallbackData const*>(data);
   if (c->callbackSite == CUPTI_API_ENTER) {
+    if (std::uint32_t const now = g_coverage.load(std::memory_order_relaxed);
+        now != me.coverage) {
+      me.coverage = now;
+      rec::call_reset(*me.slot);  // calls entered before the change may never return to us
+    }
     std::uint32_t const d = me.slot->depth.load(std::memory_order_relaxed);
     std::uint64_t const key = (std::uint64_t{domain} << 32) | cbid;
     bool same = false;
@@ -116,6 +123,8 @@ void on_callback(std::uint32_t domain, std::uint32_t cbid, void const* data) noe
     rec::call_exit(*me.slot);
   }
 }
+
+void coverage_changed() noexcept { g_coverage.fetch_add(1, std::memory_order_relaxed); }
 
 void after_fork_in_child() noexcept { g_table.store(nullptr, std::memory_order_release); }
 

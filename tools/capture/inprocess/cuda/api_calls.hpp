@@ -21,6 +21,11 @@ bool start() noexcept;
 /// driver (1) API: the calling thread enters or leaves the call.
 void on_callback(std::uint32_t domain, std::uint32_t cbid, void const* data) noexcept;
 
+/// @brief The callbacks that reach on_callback changed (a detach, an attach, the whole API
+/// domains or only the calls that wait): a call a thread entered before may never be seen to
+/// return, so each thread's calls are forgotten at its next call entered.
+void coverage_changed() noexcept;
+
 /// @brief In a forked child: the table is the parent's; stop writing it.
 void after_fork_in_child() noexcept;
 

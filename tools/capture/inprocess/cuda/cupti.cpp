@@ -46,6 +46,7 @@
 #include "../inject_internal.hpp"
 #include "../our_threads.hpp"
 #include "api_calls.hpp"
+#include "cupti_session.hpp"
 #include "gpu_sampler.hpp"
 #include "graph_nodes.hpp"
 
@@ -59,6 +60,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -96,6 +98,8 @@ struct api_table {
   decltype(&::cuptiActivityEnableDriverApi) enable_driver_api;
   // Optional: unified memory migrations.
   decltype(&::cuptiActivityConfigureUnifiedMemoryCounter) configure_um;
+  // Optional: the detach at the end of a period (without it, periods end with the kinds off).
+  decltype(&::cuptiFinalize) finalize;
 };
 api_table g_api{};
 
@@ -107,6 +111,7 @@ std::atomic<bool> g_initialized{false};
 constexpr std::size_t buffer_bytes = std::size_t{4} << 20;
 constexpr int max_buffers = 16;  ///< 64 MiB at most; beyond, CUPTI drops (and counts) records
 std::atomic<unsigned char*> g_free[max_buffers];
+std::atomic<unsigned char*> g_lent[max_buffers];  ///< buffers CUPTI holds now (reclaimed at a detach)
 std::atomic<int> g_allocated{0};
 
 std::mutex g_mutex;                ///< serialises buffer completion (CUPTI's thread, the flusher)
@@ -121,6 +126,10 @@ std::atomic<std::uint32_t> g_flush_request{0};  ///< bumped to request the final
 std::atomic<std::uint32_t> g_flush_done{0};     ///< futex word: the last final request served
 std::atomic<std::uint32_t> g_live_request{0};   ///< bumped to request a live flush (a dump)
 std::atomic<std::uint32_t> g_live_done{0};      ///< futex word: the last live request served
+std::atomic<std::uint64_t> g_drain_request{0};  ///< a period ended: drain number N, then arm
+std::atomic<std::uint64_t> g_drain_done{0};
+std::atomic<std::uint32_t> g_light_request{0};  ///< detached: subscribe the light subscriber
+std::atomic<std::uint32_t> g_light_done{0};
 std::atomic<bool> g_flusher_running{false};
 std::atomic<std::uint64_t> g_dropped{0};  ///< records lost so far (CUPTI's count, and ours)
 
@@ -130,6 +139,16 @@ std::atomic<std::uint64_t> g_dropped{0};  ///< records lost so far (CUPTI's coun
 std::mutex g_window_mutex;
 bool g_kinds_ready = false;  ///< start_cupti enabled its kinds
 bool g_kinds_on = true;
+session_state g_session;  ///< attached, recording, draining, detached... (cupti_session.hpp)
+/// Mirrors g_session's `armed` for the API callbacks, which read it on every CUDA call's exit
+/// without the lock.
+std::atomic<bool> g_armed{false};
+/// CUPTI's activity API is attached (buffers registered): a live dump may flush it.
+std::atomic<bool> g_activity{false};
+std::uint64_t g_detaches = 0;  ///< periods ended with a detach (written at the end)
+std::uint64_t g_attaches = 0;  ///< ... and attached again
+std::int64_t g_finalize_ns = 0;  ///< the longest cuptiFinalize (a CUDA call's exit waits for it)
+bool g_said_attach = false;      ///< a failed attach was said (once)
 bool g_window_on = true;       ///< the capture window is open
 bool g_sample_on = true;       ///< a sampled period or a raise runs (always, without --cuda-sample)
 bool g_raised = false;         ///< ... a raise
@@ -181,6 +200,54 @@ void enable_launch_cbids(bool on) noexcept {
   for (std::size_t i = 0; i < g_launch_cbid_count; ++i) {
     g_api.enable_driver_api(g_launch_cbids[i], on ? 1 : 0);
   }
+}
+
+/// How the driver launch functions' records are on: one by one (as enabled at cuInit), or as the
+/// DRIVER kind less every other function. CUPTI 13.0 records a function enabled one by one only
+/// when that happens before CUDA starts (bench/gpu/launch_map.cu on an H100: none of 10,750
+/// cuLaunchKernel calls recorded when enabled later, nor after a detach and attach), and never
+/// again once it was switched off; the DRIVER kind with the others switched off records them at
+/// any time, at the same cost.
+enum class launches : std::uint8_t { off, one_by_one, as_kind };
+launches g_launches = launches::off;
+
+bool is_launch_cbid(CUpti_CallbackId cbid) noexcept {
+  for (std::size_t i = 0; i < g_launch_cbid_count; ++i) {
+    if (g_launch_cbids[i] == cbid) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/// Switches the launch functions' records (only in the detaching mode: otherwise they stay as
+/// cuInit enabled them, and the readers' edge rule keeps what belongs to a period).
+void switch_launches(bool on) noexcept {
+  if (g_launch_cbid_count == 0 || driver_api_wanted()) {
+    return;  // none, or every driver function recorded with the DRIVER kind (set_kinds)
+  }
+  if (!on) {
+    if (g_launches == launches::one_by_one) {
+      enable_launch_cbids(false);
+    } else if (g_launches == launches::as_kind) {
+      g_api.disable(CUPTI_ACTIVITY_KIND_DRIVER);
+    }
+    g_launches = launches::off;
+    return;
+  }
+  if (g_launches != launches::off) {
+    return;
+  }
+  // The kind first: enabling it resets the functions switched one by one.
+  if (g_api.enable(CUPTI_ACTIVITY_KIND_DRIVER) != CUPTI_SUCCESS) {
+    return;
+  }
+  for (CUpti_CallbackId cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+    if (!is_launch_cbid(cbid)) {
+      g_api.enable_driver_api(cbid, 0);
+    }
+  }
+  g_launches = launches::as_kind;
 }
 
 uint64_t CUPTIAPI timestamp() { return static_cast<uint64_t>(monotonic_ns()); }
@@ -248,10 +315,21 @@ std::string result_text(CUptiResult r) {
 
 // Buffers ---------------------------------------------------------------------------------------
 
+/// Notes `b` as held by CUPTI (nullptr: none), or as returned (`lend` false).
+void note_lent(unsigned char* b, bool lend) noexcept {
+  for (auto& slot : g_lent) {
+    unsigned char* expected = lend ? nullptr : b;
+    if (slot.compare_exchange_strong(expected, lend ? b : nullptr, std::memory_order_acq_rel)) {
+      return;
+    }
+  }
+}
+
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *max_records = 0;  // as many as fit
   for (auto& slot : g_free) {
     if (unsigned char* b = slot.exchange(nullptr, std::memory_order_acq_rel)) {
+      note_lent(b, true);
       *buffer = b;
       *size = buffer_bytes;
       return;
@@ -259,6 +337,7 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
   }
   if (g_allocated.fetch_add(1, std::memory_order_relaxed) < max_buffers) {
     if (void* b = std::aligned_alloc(8, buffer_bytes)) {
+      note_lent(static_cast<unsigned char*>(b), true);
       *buffer = static_cast<uint8_t*>(b);
       *size = buffer_bytes;
       return;
@@ -346,7 +425,18 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
     g_dropped.fetch_add(lost, std::memory_order_relaxed);
     collect_dropped();  // written once, at the end (final_flush)
   }
+  note_lent(buffer, false);
   release_buffer(buffer);
+}
+
+/// After a detach: CUPTI has let go of every buffer; one it still held (an empty one it had
+/// asked for) goes back to the pool rather than being lost to it.
+void reclaim_lent_buffers() noexcept {
+  for (auto& slot : g_lent) {
+    if (unsigned char* b = slot.exchange(nullptr, std::memory_order_acq_rel)) {
+      release_buffer(b);
+    }
+  }
 }
 
 // The final flush ------------------------------------------------------------------------------
@@ -375,6 +465,13 @@ void synchronize_devices() noexcept {
   auto push = reinterpret_cast<push_fn>(::dlsym(cuda, "cuCtxPushCurrent_v2"));
   auto pop = reinterpret_cast<pop_fn>(::dlsym(cuda, "cuCtxPopCurrent_v2"));
   auto sync = reinterpret_cast<sync_fn>(::dlsym(cuda, "cuCtxSynchronize"));
+  // Our thread's calls never break the program's stream capture: in the relaxed mode a call
+  // that capture forbids is not refused, and no capture under way is invalidated by it.
+  using mode_fn = CUresult (*)(CUstreamCaptureMode*);
+  auto exchange_mode =
+      reinterpret_cast<mode_fn>(::dlsym(cuda, "cuThreadExchangeStreamCaptureMode"));
+  CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+  bool const relaxed = exchange_mode != nullptr && exchange_mode(&mode) == CUDA_SUCCESS;
   int count = 0;
   if (get_count != nullptr && get != nullptr && get_state != nullptr && retain != nullptr &&
       release != nullptr && push != nullptr && pop != nullptr && sync != nullptr &&
@@ -396,6 +493,9 @@ void synchronize_devices() noexcept {
       release(dev);
     }
   }
+  if (relaxed) {
+    exchange_mode(&mode);
+  }
   ::dlclose(cuda);
 }
 
@@ -405,6 +505,7 @@ void final_flush() noexcept {
   if (!g_state.compare_exchange_strong(expected, closing, std::memory_order_acq_rel)) {
     return;
   }
+  bool attached = false;
   {
     // No switch after this one (the sampler's thread may still run); a sampled period running
     // ends here, where the program's work stops being recorded.
@@ -416,14 +517,28 @@ void final_flush() noexcept {
       write_info(std::string_view{text, static_cast<std::size_t>(n)});
     }
     g_kinds_ready = false;
+    g_armed.store(false, std::memory_order_release);
+    attached = g_activity.load(std::memory_order_acquire);
+    g_session.close();
+    if (g_detaches != 0) {
+      char text[128];
+      int const n = std::snprintf(text, sizeof text, "cupti_detach=%llu:%llu:%lld",
+                                  static_cast<unsigned long long>(g_detaches),
+                                  static_cast<unsigned long long>(g_attaches),
+                                  static_cast<long long>(g_finalize_ns));
+      write_info(std::string_view{text, static_cast<std::size_t>(n)});
+    }
   }
-  // Our own synchronisation is not the program's: stop recording API calls first.
-  g_api.disable(CUPTI_ACTIVITY_KIND_RUNTIME);
-  g_api.disable(CUPTI_ACTIVITY_KIND_DRIVER);
-  enable_launch_cbids(false);
-  synchronize_devices();
-  g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  collect_dropped();
+  // Detached: CUPTI holds nothing, and is not attached again only to be flushed.
+  if (attached) {
+    // Our own synchronisation is not the program's: stop recording API calls first.
+    g_api.disable(CUPTI_ACTIVITY_KIND_RUNTIME);
+    g_api.disable(CUPTI_ACTIVITY_KIND_DRIVER);
+    enable_launch_cbids(false);
+    synchronize_devices();
+    g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    collect_dropped();
+  }
   if (std::uint64_t const n = g_dropped.load(std::memory_order_relaxed); n != 0) {
     write_count_info("dropped", n);  // one record: the process's total
   }
@@ -447,9 +562,19 @@ void final_flush() noexcept {
 /// running comes without its end and is skipped (converter::in_flight, counted in the info
 /// record `in_flight`); recording goes on.
 void live_flush() noexcept {
-  if (g_state.load(std::memory_order_acquire) == active) {
+  if (g_state.load(std::memory_order_acquire) == active &&
+      g_activity.load(std::memory_order_acquire)) {
     g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   }
+}
+
+void drain_then_arm(std::uint64_t generation) noexcept;
+void subscribe_light() noexcept;
+
+/// Wakes the flusher thread for a request just made.
+void wake_flusher() noexcept {
+  g_flusher_wake.fetch_add(1, std::memory_order_acq_rel);
+  futex(&g_flusher_wake, FUTEX_WAKE_PRIVATE, 1, nullptr);
 }
 
 void* flusher_main(void*) noexcept {
@@ -470,6 +595,18 @@ void* flusher_main(void*) noexcept {
       live_flush();
       g_live_done.store(live, std::memory_order_release);
       futex(&g_live_done, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr);
+      continue;
+    }
+    if (std::uint64_t const drain = g_drain_request.load(std::memory_order_acquire);
+        drain != g_drain_done.load(std::memory_order_acquire)) {
+      drain_then_arm(drain);
+      g_drain_done.store(drain, std::memory_order_release);
+      continue;
+    }
+    if (std::uint32_t const light = g_light_request.load(std::memory_order_acquire);
+        light != g_light_done.load(std::memory_order_acquire)) {
+      subscribe_light();
+      g_light_done.store(light, std::memory_order_release);
       continue;
     }
     futex(&g_flusher_wake, FUTEX_WAIT_PRIVATE, seen, nullptr);
@@ -564,6 +701,10 @@ bool resolve(void* lib, char const* name, F& f, std::string& why) {
 std::atomic<bool> g_api_calls{false};  ///< API callbacks go to api_calls (flight recorder)
 bool g_profiler_calls = false;         ///< cuProfilerStart/Stop open and close the window
 bool g_graph_calls = false;            ///< graph_nodes follows the driver calls it enabled
+bool g_stream_names = false;           ///< stream creation named (cuptiGetStreamIdEx resolved)
+/// The one subscriber (CUPTI's callbacks: streams, graph nodes, the window's profiler calls, the
+/// calls threads are in, the detach); subscribed again after each detach. Under g_window_mutex.
+CUpti_SubscriberHandle g_subscriber = nullptr;
 
 /// CUPTI refused the migrations' activity kind while the driver initialises (CUPTI_ERROR_NOT_READY,
 /// seen on the H100 with CUDA 13.0: injection runs inside cuInit): enabled again when the first
@@ -571,6 +712,93 @@ bool g_graph_calls = false;            ///< graph_nodes follows the driver calls
 std::atomic<bool> g_um_deferred{false};
 std::string g_um_note;
 void enable_deferred_unified_memory() noexcept;
+
+/// The API functions that wait (synchronisation, blocking copies, allocation and freeing): while
+/// CUPTI is detached, the flight recorder's call table follows these alone, so a hang report
+/// still names the call a thread is stuck in, at no cost to the launches between them (the whole
+/// API domains cost a launch-bound step 1.21-1.35x on the H100: docs/performance.md).
+constexpr std::size_t max_wait_cbids = 128;
+struct api_function {
+  CUpti_CallbackDomain domain;
+  CUpti_CallbackId cbid;
+};
+api_function g_wait_cbids[max_wait_cbids];
+std::size_t g_wait_cbid_count = 0;
+
+/// Whether an API function's name (CUPTI's, e.g. "cudaStreamSynchronize_v3020") waits.
+bool waits(std::string_view name) noexcept {
+  auto starts = [&](std::string_view p) { return name.substr(0, p.size()) == p; };
+  bool const async = name.find("Async") != std::string_view::npos;
+  return name.find("Synchronize") != std::string_view::npos ||
+         (!async && (starts("cudaMemcpy") || starts("cuMemcpy") || starts("cudaMalloc") ||
+                     starts("cuMemAlloc") || starts("cudaFree") || starts("cuMemFree")));
+}
+
+void find_wait_cbids() noexcept {
+  for (auto [domain, size] :
+       {std::pair{CUPTI_CB_DOMAIN_RUNTIME_API, std::uint32_t{CUPTI_RUNTIME_TRACE_CBID_SIZE}},
+        std::pair{CUPTI_CB_DOMAIN_DRIVER_API, std::uint32_t{CUPTI_DRIVER_TRACE_CBID_SIZE}}}) {
+    for (CUpti_CallbackId cbid = 1; cbid < size && g_wait_cbid_count < max_wait_cbids; ++cbid) {
+      char const* name = api_name(static_cast<std::uint32_t>(domain), cbid);
+      if (name != nullptr && waits(name)) {
+        g_wait_cbids[g_wait_cbid_count++] = {domain, cbid};
+      }
+    }
+  }
+}
+
+/// Enables the callbacks the subscriber carries. `attached`: CUPTI's activity API is attached
+/// (the flight recorder's call table follows every API call, as the whole domains), else
+/// detached (the calls that wait alone). Caller holds g_window_mutex (or is starting CUPTI).
+void enable_callbacks(bool attached) noexcept {
+  CUpti_SubscriberHandle const sub = g_subscriber;
+  if (sub == nullptr) {
+    return;
+  }
+  if (g_api_calls.load(std::memory_order_relaxed)) {
+    for (auto domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
+      g_api.enable_domain(attached ? 1 : 0, sub, domain);
+    }
+    if (!attached) {
+      for (std::size_t i = 0; i < g_wait_cbid_count; ++i) {
+        g_api.enable_callback(1, sub, g_wait_cbids[i].domain, g_wait_cbids[i].cbid);
+      }
+    }
+    api_calls::coverage_changed();  // a call entered before may never be seen to return
+  }
+  if (g_stream_names) {
+    g_api.enable_callback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_STREAM_CREATED);
+  }
+  if (g_um_deferred.load(std::memory_order_acquire)) {
+    g_api.enable_callback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+  }
+  if (g_graph_calls) {
+    for (CUpti_CallbackId cbid : graph_nodes::callbacks) {
+      g_api.enable_callback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, cbid);
+    }
+    for (CUpti_CallbackId cbid : graph_nodes::driver_callbacks) {
+      g_api.enable_callback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    }
+  }
+  if (g_profiler_calls) {
+    g_api.enable_callback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API,
+                          CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+    g_api.enable_callback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API,
+                          CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+  }
+}
+
+void CUPTIAPI on_resource(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                          void const* data);
+
+/// Subscribes (again) with on_resource. @return false when CUPTI refuses (another subscriber)
+bool subscribe() noexcept {
+  return g_subscriber != nullptr ||
+         (g_api.subscribe != nullptr &&
+          g_api.subscribe(&g_subscriber, &on_resource, nullptr) == CUPTI_SUCCESS);
+}
+
+void try_detach() noexcept;
 
 /// CUPTI's resource callback: each stream the program creates gets an info record
 /// `stream=<handle>:<CUPTI stream id>`, so the trace can give a stream's GPU track the name the
@@ -582,6 +810,11 @@ void CUPTIAPI on_resource(void*, CUpti_CallbackDomain domain, CUpti_CallbackId c
     // only the driver calls enabled one by one below.
     if (g_api_calls.load(std::memory_order_relaxed)) {
       api_calls::on_callback(static_cast<std::uint32_t>(domain), cbid, data);
+    }
+    // A period ended and CUPTI is flushed: it detaches at this call's exit.
+    if (g_armed.load(std::memory_order_acquire) && data != nullptr &&
+        static_cast<CUpti_CallbackData const*>(data)->callbackSite == CUPTI_API_EXIT) {
+      try_detach();
     }
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
       return;
@@ -652,6 +885,7 @@ std::string start_api_calls(void* lib, CUpti_SubscriberHandle subscriber) {
       return "api_calls=unavailable:cuptiEnableDomain: " + result_text(r);
     }
   }
+  find_wait_cbids();
   g_api_calls.store(true, std::memory_order_relaxed);
   return "api_calls=on";
 }
@@ -665,38 +899,17 @@ void start_stream_names(void* lib) {
       !resolve(lib, "cuptiEnableCallback", g_api.enable_callback, why)) {
     return;
   }
-  bool const streams = resolve(lib, "cuptiGetStreamIdEx", g_api.stream_id, why);
-  CUpti_SubscriberHandle subscriber = nullptr;
-  if (g_api.subscribe(&subscriber, &on_resource, nullptr) == CUPTI_SUCCESS) {
-    if (streams) {
-      g_api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
-                            CUPTI_CBID_RESOURCE_STREAM_CREATED);
-    }
-    if (g_um_deferred.load(std::memory_order_acquire)) {
-      g_api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
-                            CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
-    }
+  g_stream_names = resolve(lib, "cuptiGetStreamIdEx", g_api.stream_id, why);
+  if (subscribe()) {
     // NVTXPP_GRAPH_NODES=off: no graph node events (to measure what they cost; docs/graphs.md).
     char const* graphs = std::getenv("NVTXPP_GRAPH_NODES");
-    if ((graphs == nullptr || std::strcmp(graphs, "off") != 0) && graph_nodes::start(lib)) {
-      for (CUpti_CallbackId cbid : graph_nodes::callbacks) {
-        g_api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, cbid);
-      }
-      for (CUpti_CallbackId cbid : graph_nodes::driver_callbacks) {
-        g_api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
-      }
-      g_graph_calls = true;
-    }
-    if (std::getenv("NVTXPP_CAPTURE_RANGE") != nullptr &&
-        std::strcmp(std::getenv("NVTXPP_CAPTURE_RANGE"), "cudaProfilerApi") == 0) {
-      g_profiler_calls = true;
-      g_api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-                            CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
-      g_api.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
-                            CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
-    }
+    g_graph_calls =
+        (graphs == nullptr || std::strcmp(graphs, "off") != 0) && graph_nodes::start(lib);
+    g_profiler_calls = std::getenv("NVTXPP_CAPTURE_RANGE") != nullptr &&
+                       std::strcmp(std::getenv("NVTXPP_CAPTURE_RANGE"), "cudaProfilerApi") == 0;
+    enable_callbacks(true);
     if (api_calls::wanted()) {
-      write_info(start_api_calls(lib, subscriber));
+      write_info(start_api_calls(lib, g_subscriber));
     }
   } else if (api_calls::wanted()) {
     write_info("api_calls=unavailable:cuptiSubscribe failed (another CUPTI subscriber?)");
@@ -767,12 +980,16 @@ void set_kinds(bool on) noexcept {
          : g_api.disable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
     });
   }
-  // The driver launch functions' records (start_driver_launches) are not switched: once
+  // The driver launch functions' records (start_driver_launches): where periods end with a
+  // detach, switched with the rest (switch_launches: one by one at first, then as the DRIVER
+  // kind, which CUPTI records again after a switch). Otherwise they are not switched: once
   // switched off one by one, CUPTI records them no more when they are switched on again (seen
   // on the H200, CUDA 13.0: no cuLaunchKernel of Numba's, cuBLAS's or cuBLASLt's in any period
-  // after the first switch), so their GPU work was left out of every period. They stay on; the
-  // readers keep only the calls that started in a period or the capture window (the edge rule,
-  // and the `gpu_capture` edges below).
+  // after the first switch). They stay on, and the readers keep only the calls that started in
+  // a period or the capture window (the edge rule, and the `gpu_capture` edges below).
+  if (g_session.detach_allowed() || g_launches != launches::one_by_one) {
+    timed(CUPTI_ACTIVITY_KIND_DRIVER, [&] { switch_launches(on); });
+  }
   if (profile && len > 0 && static_cast<std::size_t>(len) < sizeof text) {
     write_info(std::string_view{text, static_cast<std::size_t>(len)});
   }
@@ -788,6 +1005,54 @@ void write_window_edge(bool open, std::int64_t at) noexcept {
   if (n > 0 && static_cast<std::size_t>(n) < sizeof text) {
     write_info(std::string_view{text, static_cast<std::size_t>(n)});
   }
+}
+
+void drain_now(std::uint64_t generation) noexcept;
+bool attach_again() noexcept;
+CUptiResult configure_migrations(std::uint32_t count) noexcept;
+
+/// Disables the API domains the detach enabled (those the flight recorder follows stay).
+void disarm_detach() noexcept {
+  g_armed.store(false, std::memory_order_release);
+  if (g_subscriber != nullptr && g_api.enable_domain != nullptr &&
+      !g_api_calls.load(std::memory_order_relaxed)) {
+    for (auto domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
+      g_api.enable_domain(0, g_subscriber, domain);
+    }
+    enable_callbacks(true);  // the functions enabled one by one in those domains, again
+  }
+}
+
+/// Does what the session says for the state wanted (caller holds g_window_mutex).
+/// @return false when GPU detail was wanted but CUPTI could not be attached again
+bool switch_session(bool want) noexcept {
+  using act = session_state::action;
+  switch (g_session.want(want)) {
+    case act::enable_kinds:
+      set_kinds(true);
+      break;
+    case act::disable_kinds:
+      set_kinds(false);
+      break;
+    case act::drain:
+      set_kinds(false);
+      drain_now(g_session.generation());
+      break;
+    case act::disarm:
+      disarm_detach();
+      set_kinds(true);
+      break;
+    case act::attach:
+      if (!attach_again()) {
+        g_session.attached(false);
+        return false;
+      }
+      g_session.attached(true);
+      break;
+    default:
+      break;
+  }
+  return true;
 }
 
 /// The state both switches ask for, applied (caller holds g_window_mutex). With --cuda-sample,
@@ -812,7 +1077,9 @@ void apply_gpu_state() noexcept {
     return;
   }
   std::int64_t const before = monotonic_ns();
-  set_kinds(want);
+  if (!switch_session(want)) {
+    return;  // CUPTI could not be attached again: nothing recorded, nothing marked
+  }
   std::int64_t const after = monotonic_ns();
   if (!g_sampling) {
     return;
@@ -831,6 +1098,140 @@ void apply_gpu_state() noexcept {
   if (n > 0 && static_cast<std::size_t>(n) < sizeof text) {
     write_info(std::string_view{text, static_cast<std::size_t>(n)});
   }
+}
+
+// The detach and the attach (cupti_session.hpp) ------------------------------------------------
+
+/// A period ended (the kinds are off): the flusher thread drains it. Caller holds g_window_mutex.
+void drain_now(std::uint64_t generation) noexcept {
+  g_drain_request.store(generation, std::memory_order_release);
+  wake_flusher();
+}
+
+/// Enables the API domains whose next exit detaches CUPTI (caller holds g_window_mutex).
+/// @return false when there is no subscriber to carry them
+bool arm_detach() noexcept {
+  if (!subscribe() || g_api.enable_domain == nullptr) {
+    return false;
+  }
+  for (auto domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
+    g_api.enable_domain(1, g_subscriber, domain);
+  }
+  g_armed.store(true, std::memory_order_release);
+  return true;
+}
+
+/// Says once that CUPTI cannot detach in this program: periods end with the kinds off.
+void say_no_detach(std::string const& why) noexcept {
+  write_info("cupti_detach=unavailable:" + why);
+  std::fprintf(stderr,
+               "nvtxpp-capture: CUPTI does not detach in this process (%s): GPU detail is "
+               "switched off between periods instead, which leaves part of CUPTI's cost on every "
+               "CUDA call (docs/leave-it-on.md)\n",
+               why.c_str());
+}
+
+/// On the flusher thread, after a period ended (drain number `generation`): the GPU work its
+/// launches put on the GPU completes (our thread waits for the devices, in the relaxed capture
+/// mode), CUPTI hands out every record, then the detach is armed, unless a period started again
+/// meanwhile. Work still running after the wait (a GPU that never idles) comes without its end
+/// and is counted (`in_flight`).
+void drain_then_arm(std::uint64_t generation) noexcept {
+  if (g_state.load(std::memory_order_acquire) != active) {
+    return;
+  }
+  synchronize_devices();
+  g_api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  std::lock_guard<std::mutex> lock{g_window_mutex};
+  if (g_session.drained(generation) == session_state::action::arm && !arm_detach()) {
+    g_session.finalized(false);
+    say_no_detach("no CUPTI subscriber to detach from a CUDA call's exit");
+  }
+}
+
+/// A CUDA call returns with the detach armed: CUPTI detaches here, at the exit CUPTI's header
+/// names as safe. Never waits for the lock: a switch under way leaves it to the next exit.
+void try_detach() noexcept {
+  std::unique_lock<std::mutex> lock{g_window_mutex, std::try_to_lock};
+  if (!lock.owns_lock() || g_session.api_exit() != session_state::action::finalize) {
+    return;
+  }
+  g_armed.store(false, std::memory_order_release);
+  std::int64_t const t = monotonic_ns();
+  CUptiResult const r = g_api.finalize();
+  std::int64_t const took = monotonic_ns() - t;
+  g_session.finalized(r == CUPTI_SUCCESS);
+  if (r != CUPTI_SUCCESS) {
+    disarm_detach();
+    say_no_detach("cuptiFinalize: " + result_text(r));
+    return;
+  }
+  // CUPTI forgot everything: subscriber, callbacks, kinds, buffers.
+  g_activity.store(false, std::memory_order_release);
+  g_subscriber = nullptr;
+  g_launches = launches::off;
+  ++g_detaches;
+  g_finalize_ns = std::max(g_finalize_ns, took);
+  reclaim_lent_buffers();
+  if (g_api_calls.load(std::memory_order_relaxed)) {
+    api_calls::coverage_changed();
+  }
+  g_light_request.fetch_add(1, std::memory_order_acq_rel);  // the light subscriber, soon
+  wake_flusher();
+}
+
+/// On the flusher thread, after a detach: the light subscriber (stream names, graph nodes, the
+/// window's profiler calls, the calls that wait), unless a period attached CUPTI already.
+void subscribe_light() noexcept {
+  std::lock_guard<std::mutex> lock{g_window_mutex};
+  if (g_session.now() != session_state::phase::detached || g_subscriber != nullptr) {
+    return;
+  }
+  if (subscribe()) {
+    enable_callbacks(false);
+  }
+}
+
+/// A period starts while CUPTI is detached: callbacks, clock and thread ids registered again,
+/// the subscriber's callbacks as when attached, the kinds switched on (the driver launch
+/// functions as the DRIVER kind), unified memory configured again. Caller holds g_window_mutex.
+/// A failure is said once; the next period tries again.
+bool attach_again() noexcept {
+  std::string why;
+  auto step = [&](char const* what, CUptiResult r) {
+    if (r != CUPTI_SUCCESS && why.empty()) {
+      why = std::string{what} + ": " + result_text(r);
+    }
+    return r == CUPTI_SUCCESS;
+  };
+  if (!step("cuptiActivityRegisterTimestampCallback", g_api.register_timestamp(&timestamp)) ||
+      !step("cuptiSetThreadIdType",
+            g_api.set_thread_id_type(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)) ||
+      !step("cuptiActivityRegisterCallbacks",
+            g_api.register_callbacks(&buffer_requested, &buffer_completed))) {
+    if (!g_said_attach) {
+      g_said_attach = true;
+      write_info("cupti_attach=failed:" + why);
+      std::fprintf(stderr,
+                   "nvtxpp-capture: CUPTI could not be attached again for a period of GPU "
+                   "detail (%s): no GPU detail until an attach works\n",
+                   why.c_str());
+    }
+    return false;
+  }
+  g_activity.store(true, std::memory_order_release);
+  if (subscribe()) {
+    enable_callbacks(true);
+  }
+  if (g_um_on) {
+    if (configure_migrations(3) != CUPTI_SUCCESS) {
+      configure_migrations(2);
+    }
+  }
+  g_kinds_on = false;
+  set_kinds(true);
+  ++g_attaches;
+  return true;
 }
 
 /// Enables the first `count` of the transfer counters: host to device, device to host, device to
@@ -900,6 +1301,11 @@ void enable_deferred_unified_memory() noexcept {
     return;
   }
   std::lock_guard<std::mutex> lock{g_window_mutex};
+  if (!g_activity.load(std::memory_order_acquire)) {
+    g_um_on = true;  // detached: configured and enabled at the next attach
+    write_info("unified_memory=on" + g_um_note);
+    return;
+  }
   // The counters' configuration again first: made inside cuInit, it may not have taken.
   if (configure_migrations(3) != CUPTI_SUCCESS) {
     configure_migrations(2);
@@ -995,7 +1401,15 @@ std::string start_cupti() {
     }
   }
   g_api.enable(CUPTI_ACTIVITY_KIND_DEVICE);  // device names: nice to have
+  g_activity.store(true, std::memory_order_release);
   write_info(start_driver_launches(lib));
+  if (g_launch_cbid_count != 0) {
+    g_launches = launches::one_by_one;
+  }
+  // Optional: the detach at a period's end; the domains its exit callback needs.
+  std::string optional;
+  resolve(lib, "cuptiFinalize", g_api.finalize, optional);
+  resolve(lib, "cuptiEnableDomain", g_api.enable_domain, optional);
   if (std::string const um = start_unified_memory(lib); !um.empty()) {
     write_info(um);
   }
@@ -1008,6 +1422,7 @@ std::string start_cupti() {
   {
     std::lock_guard<std::mutex> lock{g_window_mutex};
     g_kinds_ready = true;
+    g_session.loaded(false);  // detaching waits for the flusher thread (initialize)
     g_sampling = sample.on_ns != 0;
     g_window_on = gate::window_open();  // outside the capture window: nothing until it opens
     g_sample_on = !g_sampling;          // the sampler says when its first period runs
@@ -1028,6 +1443,20 @@ void start_flusher() noexcept {
     say_thread_failed("the CUPTI flusher thread could not start", error,
                       "GPU records reach a live dump only once CUPTI's buffer fills, and the "
                       "program's end waits for the GPU with no time limit");
+  }
+}
+
+/// Periods end with a detach where CUPTI has cuptiFinalize and the flusher thread (which drains)
+/// runs, unless NVTXPP_CUPTI_DETACH=off (the kinds switched off instead: to compare their cost).
+void allow_detach() noexcept {
+  char const* v = std::getenv("NVTXPP_CUPTI_DETACH");
+  if ((v != nullptr && std::strcmp(v, "off") == 0) || g_api.finalize == nullptr ||
+      g_api.enable_domain == nullptr || !g_flusher_running.load(std::memory_order_acquire)) {
+    return;
+  }
+  std::lock_guard<std::mutex> lock{g_window_mutex};
+  if (g_session.allow_detach() == session_state::action::drain) {
+    drain_now(g_session.generation());  // nothing recorded from the start: detach now
   }
 }
 
@@ -1059,6 +1488,7 @@ int initialize() noexcept {
   write_info("cupti=loaded");
   g_state.store(active, std::memory_order_release);
   start_flusher();
+  allow_detach();
   std::atexit(&at_exit);
   return 1;
 }
@@ -1123,6 +1553,12 @@ void set_gpu_sample(bool on, bool raised) noexcept {
 
 void after_fork_in_child() noexcept {
   api_calls::after_fork_in_child();
+  g_armed.store(false, std::memory_order_relaxed);  // (no lock: this thread is the only one)
+  g_session.close();
+  g_drain_request.store(0, std::memory_order_relaxed);
+  g_drain_done.store(0, std::memory_order_relaxed);
+  g_light_request.store(0, std::memory_order_relaxed);
+  g_light_done.store(0, std::memory_order_relaxed);
   if (g_state.exchange(closed, std::memory_order_acq_rel) != idle) {
     write_info("cupti=unavailable:forked child");
   }
