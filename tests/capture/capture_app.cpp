@@ -486,16 +486,44 @@ void wait_for_files() {
   }
 }
 
+using fake_api_fn = int (*)(int, int, std::uint32_t, char const*);
+
+/// Waits until the fake CUPTI was detached `n` times (or refused it once) and a subscriber
+/// follows stream creation again, making CUDA calls (the detach needs a call's exit); the times
+/// detached in `detached`. Polls a condition, 20 s at most.
+bool wait_detached(void* fake, fake_api_fn api, int n, int* detached) {
+  auto state = reinterpret_cast<void (*)(int*, int*, int*)>(::dlsym(fake, "fake_cupti_state"));
+  for (int i = 0; state != nullptr && i < 20'000; ++i) {
+    int refused = 0;
+    int names = 0;
+    state(detached, &refused, &names);
+    if ((*detached >= n && names != 0) || refused != 0) {  // (a refusal ends the detaching)
+      return true;
+    }
+    api(1, 2, 131, "cudaStreamSynchronize_v3020");  // a CUDA call: its exit may detach
+    api(0, 2, 131, "cudaStreamSynchronize_v3020");
+    ::usleep(1000);
+  }
+  return false;
+}
+
 // A thread inside ranges "step" > "sync" and inside cudaStreamSynchronize and the driver's
 // cuStreamSynchronize under it (the fake's API callbacks), until the test says stop; a second
-// thread "loader" is inside cudaMemcpy with no range open.
+// thread "loader" is inside cudaMemcpy with no range open. APP_WAIT_DETACH=1: all that once CUPTI
+// is detached (the calls that wait are followed then), with the main thread first inside
+// cudaGetDevice, which does not wait (not followed while detached).
 int fake_in_call(void* fake) {
-  auto api = fake != nullptr ? reinterpret_cast<int (*)(int, int, std::uint32_t, char const*)>(
-                                   ::dlsym(fake, "fake_cupti_api"))
+  auto api = fake != nullptr ? reinterpret_cast<fake_api_fn>(::dlsym(fake, "fake_cupti_api"))
                              : nullptr;
   if (api == nullptr) {
     std::fprintf(stderr, "the fake CUPTI is not loaded\n");
     return 66;
+  }
+  bool const detached = std::getenv("APP_WAIT_DETACH") != nullptr;
+  int times = 0;
+  if (detached && !wait_detached(fake, api, 1, &times)) {
+    std::fprintf(stderr, "CUPTI was never detached\n");
+    return 67;
   }
   std::atomic<bool> loader_in{false};
   std::atomic<bool> done{false};
@@ -513,16 +541,74 @@ int fake_in_call(void* fake) {
   }
   nvtxRangePushA("step");
   nvtxRangePushA("sync");
+  if (detached) {
+    api(1, 2, 17, "cudaGetDevice_v3020");
+  }
   int const called = api(1, 2, 131, "cudaStreamSynchronize_v3020");
-  api(1, 1, 160, "cuStreamSynchronize");
+  api(1, 1, 126, "cuStreamSynchronize");
   wait_for_files();
-  api(0, 1, 160, "cuStreamSynchronize");
+  api(0, 1, 126, "cuStreamSynchronize");
   api(0, 2, 131, "cudaStreamSynchronize_v3020");
+  if (detached) {
+    api(0, 2, 17, "cudaGetDevice_v3020");
+  }
   nvtxRangePop();
   nvtxRangePop();
   done.store(true);
   loader.join();
   std::printf("api callbacks %s\n", called != 0 ? "enabled" : "not enabled");
+  return 0;
+}
+
+// The detach's edges (run with the capture window closed at the start: --capture-range=nvtx
+// --nvtx-capture=window --capture-range-end=repeat). Waits until CUPTI is detached (making CUDA
+// calls, whose exit the detach needs), launches outside any window (the fake creates its stream
+// 0x5000 then: while detached); then three windows "window" of two launches each (the first
+// names the stream), after each the detach again and one launch outside. `fork`: a child forked while
+// detached after the first window (its own NVTX range and a launch). Prints "detached N".
+int fake_detach(void* fake, void (*launch)(int, std::size_t), bool fork_child) {
+  auto api = reinterpret_cast<fake_api_fn>(::dlsym(fake, "fake_cupti_api"));
+  if (api == nullptr) {
+    std::fprintf(stderr, "the fake CUPTI is not loaded\n");
+    return 66;
+  }
+  int detached = 0;
+  if (!wait_detached(fake, api, 1, &detached)) {
+    std::fprintf(stderr, "CUPTI was never detached\n");
+    return 67;
+  }
+  nvtxMarkA("outside 0");
+  launch(1, 0);
+  for (int w = 1; w <= 3; ++w) {
+    nvtxRangePushA("window");
+    if (w == 1) {  // (NVTX outside the window is not recorded)
+      nvtxNameCudaStreamA(reinterpret_cast<cudaStream_t>(std::uintptr_t{0x5000}), "fake stream");
+    }
+    nvtxMarkA(("launch " + std::to_string(w)).c_str());
+    launch(2, 0);
+    nvtxRangePop();
+    if (!wait_detached(fake, api, w + 1, &detached)) {
+      std::fprintf(stderr, "CUPTI was not detached after window %d\n", w);
+      return 67;
+    }
+    nvtxMarkA(("outside " + std::to_string(w)).c_str());
+    launch(1, 0);
+    if (fork_child && w == 1) {
+      pid_t const child = ::fork();
+      if (child == 0) {
+        nvtxRangePushA("in child");
+        launch(1, 0);
+        nvtxRangePop();
+        std::exit(0);
+      }
+      int status = 0;
+      ::waitpid(child, &status, 0);
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        return 68;
+      }
+    }
+  }
+  std::printf("detached %d\n", detached);
   return 0;
 }
 
@@ -660,6 +746,9 @@ int fake_gpu_case(std::string const& mode) {
   }
   if (mode == "steps") {
     return fake_gpu_steps(launch);
+  }
+  if (mode == "detach" || mode == "detach_fork") {
+    return fake_detach(fake, launch, mode == "detach_fork");
   }
   if (mode == "sample_steps") {
     // APP_DRIVER=1: each step's work launched through the driver API (fake_cupti_driver(0): two

@@ -47,11 +47,16 @@ std::atomic<int> g_attaches{0};
 std::atomic<int> g_finalizes{0};
 std::atomic<int> g_outside_exit{0};
 std::atomic<std::size_t> g_lost{0};
+std::atomic<int> g_refused{0};           // finalizes refused (FAKE_CUPTI_NO_DETACH)
+std::atomic<int> g_flushes_detached{0};  // flushes with no buffer callbacks registered
 thread_local bool t_in_exit = false;  // inside a runtime or driver API exit callback
 
 void print_stats() {
-  std::fprintf(stderr, "fake_cupti: attaches=%d finalizes=%d lost=%zu outside_exit=%d\n",
-               g_attaches.load(), g_finalizes.load(), g_lost.load(), g_outside_exit.load());
+  std::fprintf(stderr,
+               "fake_cupti: attaches=%d finalizes=%d lost=%zu outside_exit=%d "
+               "flushes_detached=%d\n",
+               g_attaches.load(), g_finalizes.load(), g_lost.load(), g_outside_exit.load(),
+               g_flushes_detached.load());
 }
 
 /// Any call of the client's attaches CUPTI (again, after a finalize).
@@ -265,6 +270,7 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag) {
     return CUPTI_SUCCESS;  // as CUPTI: a buffer holding an incomplete record is kept whole
   }
   if (g_request == nullptr) {
+    g_flushes_detached.fetch_add(1);
     return CUPTI_ERROR_INVALID_OPERATION;  // no buffer callbacks registered
   }
   g_running = false;  // forced: handed out once, the running kernel without its end
@@ -394,6 +400,7 @@ bool api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, char const
 /// lost (and counted).
 CUptiResult cuptiFinalize() {
   if (std::getenv("FAKE_CUPTI_NO_DETACH") != nullptr) {
+    g_refused.fetch_add(1);
     return CUPTI_ERROR_NOT_SUPPORTED;
   }
   if (!t_in_exit) {
@@ -444,6 +451,16 @@ __attribute__((visibility("default"))) int fake_cupti_api(int enter, int domain,
     return 0;
   }
   return api_callback(d, cbid, name, enter != 0 ? CUPTI_API_ENTER : CUPTI_API_EXIT) ? 1 : 0;
+}
+
+/// @brief Test hook: how many times CUPTI was detached (`finalizes`) or refused to be
+/// (`refused`), and whether a subscriber follows stream creation now (`names`: 1), so a program
+/// can wait for a detach, and the light subscriber after it, as a condition.
+__attribute__((visibility("default"))) void fake_cupti_state(int* finalizes, int* refused,
+                                                             int* names) {
+  *finalizes = g_finalizes.load();
+  *refused = g_refused.load();
+  *names = g_resource_cb != nullptr && g_stream_created_enabled ? 1 : 0;
 }
 
 /// @brief Test hook: cuProfilerStart (`start` 1) or cuProfilerStop, as the driver reports them
@@ -498,6 +515,16 @@ constexpr driver_name driver_names[] = {
     {CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, "cuGraphLaunch"},
     {CUPTI_DRIVER_TRACE_CBID_cuModuleLoadData, "cuModuleLoadData"},
     {CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, "cuCtxSynchronize"},
+    {CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, "cuStreamSynchronize"},
+};
+
+/// Runtime functions the fake knows by name (capture_app's in_call and detach cases call them).
+constexpr driver_name runtime_names[] = {
+    {CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, "cudaLaunchKernel_v7000"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, "cudaGraphLaunch_v10000"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, "cudaGetDevice_v3020"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy_v3020"},
+    {CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, "cudaStreamSynchronize_v3020"},
 };
 
 CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char** name) {
@@ -509,15 +536,13 @@ CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, con
       }
     }
   }
-  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
-      cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) {
-    *name = "cudaLaunchKernel_v7000";
-    return CUPTI_SUCCESS;
-  }
-  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
-      cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000) {
-    *name = "cudaGraphLaunch_v10000";
-    return CUPTI_SUCCESS;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    for (auto const& r : runtime_names) {
+      if (r.cbid == cbid) {
+        *name = r.name;
+        return CUPTI_SUCCESS;
+      }
+    }
   }
   return CUPTI_ERROR_INVALID_PARAMETER;
 }

@@ -51,10 +51,21 @@ def case_flight_api_call(a, tmp):
     """A thread stuck in cudaStreamSynchronize (and the driver call under it) inside "step" >
     "sync": the hang report and `stacks PID` name the call, nested under the ranges, with how
     long it has waited; a thread inside a call with no range open is listed too."""
+    check_call_reports(a, tmp, [], {})
+
+
+def case_flight_api_call_detached(a, tmp):
+    """The same with CUPTI detached (--cuda-sample with no period in the run: detached from the
+    start): the calls that wait are still followed, and the call that does not wait, entered
+    first (cudaGetDevice), is not."""
+    check_call_reports(a, tmp, ["--cuda-sample=5ms/1h"], {"APP_WAIT_DETACH": "1"})
+
+
+def check_call_reports(a, tmp, extra, env):
     out = os.path.join(tmp, "t.json")
     stacks = os.path.join(tmp, "t.stacks.txt")
-    p = launch(a, tmp, "in_call", ["--flight-recorder=1MB", "--no-summary", "--hang-timeout=1s"],
-               out)
+    p = launch(a, tmp, "in_call", ["--flight-recorder=1MB", "--no-summary", "--hang-timeout=1s"] +
+               extra, out, env)
     wait_for(lambda: os.path.exists(os.path.join(tmp, "ready")), "the program inside its call")
     wait_for(lambda: os.path.exists(stacks), "the hang's stacks report")
     s = ft.ctl(a, "stacks", ft.child_of(p.pid))
