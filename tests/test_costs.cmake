@@ -97,6 +97,7 @@ set(NVTXPP_TSAN_BUSY_TESTS
   capture.compare_nsys capture.sigterm_many capture.shared_sigkill_program capture.order
   capture.shared_killed capture.flight_dump_idle_thread capture.merge_signal capture.flight_window
   capture.shared_planted_files capture.flight_api_call capture.flight_api_call_off
+  capture.flight_api_call_detached
   capture.merge_parallel_errors test_threads capture.merge_json capture.sample_capture
   capture.sample_edge capture.sample_raise capture.sample_raise_job capture.sample_driver
   capture.heavy_sample_capture capture.heavy_sample_raise)
