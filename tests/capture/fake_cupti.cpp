@@ -13,7 +13,8 @@
 // and a finalize called outside a CUDA call's exit callback is a misuse: both are counted and,
 // with FAKE_CUPTI_STATS=1, printed at exit with the attaches and finalizes
 // (`fake_cupti: attaches=A finalizes=F lost=L outside_exit=O`). FAKE_CUPTI_NO_DETACH=1: the
-// finalize is refused. The launches raise the runtime (and driver) API callbacks of a
+// finalize is refused; FAKE_CUPTI_RESET_IDS=1: correlation ids start from 1 again after it. The
+// launches raise the runtime (and driver) API callbacks of a
 // subscriber that enabled them, so a detach armed at a call's exit happens.
 #include <cupti.h>
 
@@ -411,6 +412,9 @@ CUptiResult cuptiFinalize() {
     g_lost.fetch_add(g_pending.size());
     g_pending.clear();
     g_running = false;
+    if (std::getenv("FAKE_CUPTI_RESET_IDS") != nullptr) {
+      g_correlation = 0;  // a CUPTI whose correlation ids start again after a detach
+    }
   }
   g_request = nullptr;
   g_complete = nullptr;

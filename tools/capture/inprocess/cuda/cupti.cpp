@@ -1219,6 +1219,10 @@ bool attach_again() noexcept {
     }
     return false;
   }
+  {
+    std::lock_guard<std::mutex> records{g_mutex};
+    g_converter->attached_again();
+  }
   g_activity.store(true, std::memory_order_release);
   if (subscribe()) {
     enable_callbacks(true);

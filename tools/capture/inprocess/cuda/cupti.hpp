@@ -62,6 +62,33 @@ class converter {
   /// @brief Id of `text`, defining it if new.
   std::uint32_t intern(std::string_view text);
 
+  /// @brief CUPTI was attached again after a detach: its correlation ids may start again from
+  /// the beginning. The records of the new attach get ids above every id written so far when
+  /// they do (the first record's id is not above the last attach's), so a kernel is never tied
+  /// to an older call that had its id; their own ids, ties intact, when they do not.
+  void attached_again() noexcept {
+    fresh_attach_ = true;
+    previous_raw_max_ = raw_max_;
+    raw_max_ = 0;
+  }
+
+  /// @brief The id written for CUPTI's correlation id `raw` (0: none).
+  std::uint32_t correlation(std::uint32_t raw) noexcept {
+    if (raw == 0) {
+      return 0;
+    }
+    if (fresh_attach_) {
+      fresh_attach_ = false;
+      if (raw <= previous_raw_max_) {
+        offset_ = written_max_;  // CUPTI counts from the beginning again
+      }
+    }
+    raw_max_ = raw > raw_max_ ? raw : raw_max_;
+    std::uint32_t const id = raw + offset_;
+    written_max_ = id > written_max_ ? id : written_max_;
+    return id;
+  }
+
   /// @brief Kernels, copies and memsets converted so far (the process ran GPU work).
   [[nodiscard]] std::uint64_t gpu_work() const noexcept { return gpu_work_; }
 
@@ -90,6 +117,12 @@ class converter {
   std::vector<std::uint32_t> fresh_;
   std::uint64_t gpu_work_ = 0;
   std::uint64_t in_flight_ = 0;
+  // Correlation ids across attaches (correlation()).
+  bool fresh_attach_ = false;
+  std::uint32_t raw_max_ = 0;
+  std::uint32_t previous_raw_max_ = 0;
+  std::uint32_t offset_ = 0;
+  std::uint32_t written_max_ = 0;
 };
 
 // Run-time hooks for inject.cpp.

@@ -98,7 +98,7 @@ bool converter::convert_kernel(void const* activity, gpu_out& out) {
   g.device = k.deviceId;
   g.context = k.contextId;
   g.stream = k.streamId;
-  g.correlation = k.correlationId;
+  g.correlation = correlation(k.correlationId);
   g.name = intern(k.name != nullptr ? k.name : "<unnamed kernel>");
   g.grid[0] = k.gridX;
   g.grid[1] = k.gridY;
@@ -135,7 +135,7 @@ bool converter::convert_memcpy(void const* activity, gpu_out& out) {
   g.device = m.deviceId;
   g.context = m.contextId;
   g.stream = m.streamId;
-  g.correlation = m.correlationId;
+  g.correlation = correlation(m.correlationId);
   g.bytes = m.bytes;
   g.copy_kind = m.copyKind;
   g.src_kind = m.srcKind;
@@ -160,7 +160,7 @@ bool converter::convert_memset(void const* activity, gpu_out& out) {
   g.device = m.deviceId;
   g.context = m.contextId;
   g.stream = m.streamId;
-  g.correlation = m.correlationId;
+  g.correlation = correlation(m.correlationId);
   g.bytes = m.bytes;
   g.value = m.value;
   g.mem_kind = m.memoryKind;
@@ -179,7 +179,7 @@ bool converter::convert_sync(void const* activity, gpu_out& out) {
   g.end = ns(s.end);
   g.context = s.contextId;
   g.stream = s.streamId;
-  g.correlation = s.correlationId;
+  g.correlation = correlation(s.correlationId);
   g.type = static_cast<std::uint32_t>(s.type);
   g.event = s.cudaEventId;
   put(out, rec::gpu_record::sync, g);
@@ -195,7 +195,7 @@ bool converter::convert_api(void const* activity, bool runtime, gpu_out& out) {
   g.kind =
       static_cast<std::uint32_t>(runtime ? rec::gpu_api_kind::runtime : rec::gpu_api_kind::driver);
   g.cbid = a.cbid;
-  g.correlation = a.correlationId;
+  g.correlation = correlation(a.correlationId);
   g.pid = a.processId;
   g.tid = a.threadId;
   g.name = api_name_id(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, a.cbid);
