@@ -28,7 +28,7 @@ def main():
             runs[-1][1][m.group(1)] = (float(m.group(3)), float(m.group(4)), m.group(5).strip(),
                                        float(m.group(2)))
             continue
-        for key in ("detach", "attach", "stream id", "early", "device"):
+        for key in ("detach", "attach", "stream id", "early", "device", "correlation"):
             if line.startswith(key) and runs:
                 extra[key].append(line.strip())
     for start in ("late", "early"):

@@ -4,10 +4,13 @@
 
 usage: sample_cost.py cost-runs.txt
 Each line: `round=R config=C steps=N mean_step_ns=M median_step_ns=D [phase inside=N:D
-outside=N:D after_on=N:D after_off=N:D]`. Per configuration: the median over rounds of its
-mean step over the same round's mean step without a tool (the cost of leaving it on, periods
-included), with the rounds' range; and for the sampled ones, the median step of the steps that
-hold a switch, against the steps outside the periods.
+outside=N:D after_on=N:D after_off=N:D] [after=Ts steps=N median_step_ns=D]`. Per configuration:
+the median over rounds of its mean step over the same round's mean step without a tool (the cost
+of leaving it on, periods included), with the rounds' range; for the sampled ones, the median
+step of the steps that hold a switch, against the steps outside the periods, and the steps
+outside the periods against the same round's median step without a tool; for those with an
+`after` part (a raise or a capture window that ended), the median of the steps after it against
+the same round's median step without a tool.
 """
 import collections
 import re
@@ -18,6 +21,7 @@ import sys
 def main():
     rows = collections.defaultdict(dict)
     phase = collections.defaultdict(list)
+    after = collections.defaultdict(dict)
     for line in open(sys.argv[1], encoding="utf-8"):
         m = re.search(r"round=(\d+) config=(\S+) steps=(\d+) mean_step_ns=(\d+) "
                       r"median_step_ns=(\d+)", line)
@@ -28,7 +32,10 @@ def main():
         p = re.search(r"phase inside=(\d+):(\d+) outside=(\d+):(\d+) after_on=(\d+):(\d+) "
                       r"after_off=(\d+):(\d+)", line)
         if p:
-            phase[c].append([int(x) for x in p.groups()])
+            phase[c].append([int(x) for x in p.groups()] + [r])
+        q = re.search(r"after=(\S+) steps=(\d+) median_step_ns=(\d+)", line)
+        if q and int(q.group(2)) > 0:
+            after[c][r] = (q.group(1), int(q.group(2)), int(q.group(3)))
     base = rows.get("none", {})
     print("| configuration | steps a run | mean step | / no tool: median of rounds (range) |")
     print("|---|---|---|---|")
@@ -63,6 +70,28 @@ def main():
             r = statistics.median(ratios)
             print(f"| {c} | {r:.4f} ({min(ratios):.4f}-{max(ratios):.4f}) | {100 * share:.1f}% | "
                   f"{100 * share * (r - 1):.3f}% |")
+        # The steps between the periods against no tool's median step, the same round.
+        print()
+        print("| configuration | steps outside the periods / no tool's median step: median of "
+              "rounds (range) |")
+        print("|---|---|")
+        for c, ps in phase.items():
+            ratios = [p[3] / base[p[8]][2] for p in ps if p[2] > 0 and p[8] in base]
+            if ratios:
+                print(f"| {c} | {statistics.median(ratios):.4f} ({min(ratios):.4f}-"
+                      f"{max(ratios):.4f}) |")
+    if after:
+        print()
+        print("| configuration | the steps after the switch ended / no tool's median step: "
+              "median of rounds (range) | steps a run |")
+        print("|---|---|---|")
+        for c, by_round in after.items():
+            ratios = [v[2] / base[r][2] for r, v in by_round.items() if r in base]
+            if ratios:
+                steps = statistics.median(v[1] for v in by_round.values())
+                print(f"| {c} (after {next(iter(by_round.values()))[0]}) | "
+                      f"{statistics.median(ratios):.4f} ({min(ratios):.4f}-{max(ratios):.4f}) | "
+                      f"{steps:.0f} |")
 
 
 if __name__ == "__main__":

@@ -80,6 +80,7 @@ std::int64_t now_ns() {
 
 constexpr std::size_t buffer_bytes = std::size_t{8} << 20;
 std::atomic<unsigned long long> g_kernels{0}, g_runtime{0}, g_driver{0}, g_other{0};
+std::atomic<std::uint32_t> g_corr_min{UINT32_MAX}, g_corr_max{0};  ///< kernels' correlation ids
 
 void CUPTIAPI requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   *max_records = 0;
@@ -91,7 +92,13 @@ void CUPTIAPI completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t val
   CUpti_Activity* r = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS) {
     switch (r->kind) {
-      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: g_kernels.fetch_add(1); break;
+      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+        g_kernels.fetch_add(1);
+        std::uint32_t const c = reinterpret_cast<CUpti_ActivityKernel10 const*>(r)->correlationId;
+        g_corr_min.store(std::min(g_corr_min.load(), c));
+        g_corr_max.store(std::max(g_corr_max.load(), c));
+        break;
+      }
       case CUPTI_ACTIVITY_KIND_RUNTIME: g_runtime.fetch_add(1); break;
       case CUPTI_ACTIVITY_KIND_DRIVER: g_driver.fetch_add(1); break;
       default: g_other.fetch_add(1); break;
@@ -281,6 +288,7 @@ double phase(char const* name) {
   unsigned long long const k = g_kernels.exchange(0), r = g_runtime.exchange(0),
                            d = g_driver.exchange(0);
   g_other.store(0);
+  std::uint32_t const cmin = g_corr_min.exchange(UINT32_MAX), cmax = g_corr_max.exchange(0);
   if (g_none_ns == 0) {
     g_none_ns = median;
   }
@@ -288,6 +296,9 @@ double phase(char const* name) {
   std::printf("phase=%-22s median_step_us=%9.1f vs_none=%.3f ns_per_call=%+7.1f "
               "records kernels=%llu runtime=%llu driver=%llu\n",
               name, median / 1e3, median / g_none_ns, (median - g_none_ns) / calls, k, r, d);
+  if (k != 0) {
+    std::printf("correlation ids of %s: %u..%u\n", name, cmin, cmax);
+  }
   std::fflush(stdout);
   return median;
 }
