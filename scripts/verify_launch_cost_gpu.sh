@@ -8,8 +8,9 @@
 # BUILD_DIR (default build-launch-gpu), MAP_RUNS (late-start map runs, default 3), ROUNDS
 # (default 5), MODES (the rounds' programs: torch_train.py's modes and train_step, the GPU-bound
 # bench/gpu/train_step.cu; default "eager emit_nvtx compile graphs"), CONFIGS (default "none nvtx
-# idle sample ours nsys"; also idle_keep, raised, late), SECONDS_A_RUN (default 5), PROGRAMS
-# (leave_on's, default "blas torch numba").
+# idle sample ours nsys"; also idle_keep, raised, late), SECONDS_A_RUN (default 5), PIN (a
+# command put before each run, e.g. "taskset -c 4-7": the same cores for every run, where the
+# machine's load moves runs between cores), PROGRAMS (leave_on's, default "blas torch numba").
 # Parts:
 #   map     bench/gpu/launch_map.cu: a framework-like step (launches beside cheap runtime calls,
 #           then a sync) under each CUPTI feature alone, switched on, off and detached; all of
@@ -96,7 +97,7 @@ if want rounds; then
           nsys) tool=("$nsys" profile -t cuda,nvtx --force-overwrite true -o "$work/n") ;;
         esac
         [ "$mode" = train_step ] && [ "$c" != sample ] && extra=()
-        line=$(env "${env[@]}" "${tool[@]}" "${prog[@]}" --seconds "$seconds" "${extra[@]}" \
+        line=$(env "${env[@]}" ${PIN:-} "${tool[@]}" "${prog[@]}" --seconds "$seconds" "${extra[@]}" \
           2>"$work/err.txt" | grep -E "^(steps|phase|after)=?" | tr '\n' ' ')
         echo "mode=$mode round=$r config=$c $line" | tee -a "$out/rounds.txt"
         grep -hE "could not start|does not detach|could not be attached" "$work/err.txt" &&
