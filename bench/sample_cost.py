@@ -22,6 +22,7 @@ def main():
     rows = collections.defaultdict(dict)
     phase = collections.defaultdict(list)
     after = collections.defaultdict(dict)
+    before = collections.defaultdict(dict)
     for line in open(sys.argv[1], encoding="utf-8"):
         m = re.search(r"round=(\d+) config=(\S+) steps=(\d+) mean_step_ns=(\d+) "
                       r"median_step_ns=(\d+)", line)
@@ -36,6 +37,9 @@ def main():
         q = re.search(r"after=(\S+) steps=(\d+) median_step_ns=(\d+)", line)
         if q and int(q.group(2)) > 0:
             after[c][r] = (q.group(1), int(q.group(2)), int(q.group(3)))
+        b = re.search(r"before=(\S+) steps=(\d+) median_step_ns=(\d+)", line)
+        if b and int(b.group(2)) > 0:
+            before[c][r] = (b.group(1), int(b.group(2)), int(b.group(3)))
     base = rows.get("none", {})
     print("| configuration | steps a run | mean step | / no tool: median of rounds (range) |")
     print("|---|---|---|---|")
@@ -92,6 +96,21 @@ def main():
                 print(f"| {c} (after {next(iter(by_round.values()))[0]}) | "
                       f"{statistics.median(ratios):.4f} ({min(ratios):.4f}-{max(ratios):.4f}) | "
                       f"{steps:.0f} |")
+
+
+    within = [(c, r) for c in after for r in after[c] if r in before.get(c, {})]
+    if within:
+        # In one process: the steps after the switch against those before it (CUPTI detached
+        # since cuInit), free of the run-to-run noise.
+        print()
+        print("| configuration | the steps after the switch / before it, same run: median of "
+              "rounds (range) |")
+        print("|---|---|")
+        for c in after:
+            ratios = [after[c][r][2] / before[c][r][2] for r in after[c] if r in before.get(c, {})]
+            if ratios:
+                print(f"| {c} | {statistics.median(ratios):.4f} ({min(ratios):.4f}-"
+                      f"{max(ratios):.4f}) |")
 
 
 if __name__ == "__main__":

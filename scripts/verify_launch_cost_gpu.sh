@@ -70,8 +70,9 @@ if want rounds; then
   # (the same with NVTXPP_CUPTI_DETACH=off: the kinds switched off, CUPTI kept, as before the
   # detach); sample (--cuda-sample=100ms/1s, its steps placed against the periods: --phase);
   # raised (a trigger on step 30, slow, raises GPU detail for 1 s: the steps 3 s after the start
-  # are after the raise); late (a capture window from 3 s to 4 s after the launch: the steps after
-  # it); ours (a full capture); nsys (-t cuda,nvtx).
+  # are after the raise); late (a capture window from 4 s to 5 s after the launch: the steps
+  # before it, CUPTI detached since cuInit, against those after it, in the same process);
+  # late_keep (the same, NVTXPP_CUPTI_DETACH=off); ours (a full capture); nsys (-t cuda,nvtx).
   : >"$out/rounds.txt"
   for mode in $modes; do
     if [ "$mode" = train_step ]; then prog=("$work/train_step"); else prog=(python3 "$train" "$mode"); fi
@@ -92,13 +93,17 @@ if want rounds; then
           raised) tool=("$capture" --summary-only --flight-recorder=30s --cuda-sample=1ms/1000s
                         --cuda-raise=1s --trigger='step>3x' -o "$work/raised.json" --)
             extra=(--slow-at 30 --after 3) ;;
-          late) tool=("$capture" --summary-only --delay=3 --duration=1 --) extra=(--after 5) ;;
+          late) tool=("$capture" --summary-only --delay=4 --duration=1 --)
+            extra=(--before 1.5 --after 5) ;;
+          late_keep) env=(NVTXPP_CUPTI_DETACH=off)
+            tool=("$capture" --summary-only --delay=4 --duration=1 --)
+            extra=(--before 1.5 --after 5) ;;
           ours) tool=("$capture" --summary-only --) ;;
           nsys) tool=("$nsys" profile -t cuda,nvtx --force-overwrite true -o "$work/n") ;;
         esac
         [ "$mode" = train_step ] && [ "$c" != sample ] && extra=()
         line=$(env "${env[@]}" ${PIN:-} "${tool[@]}" "${prog[@]}" --seconds "$seconds" "${extra[@]}" \
-          2>"$work/err.txt" | grep -E "^(steps|phase|after)=?" | tr '\n' ' ')
+          2>"$work/err.txt" | grep -E "^(steps|phase|after|before)=?" | tr '\n' ' ')
         echo "mode=$mode round=$r config=$c $line" | tee -a "$out/rounds.txt"
         grep -hE "could not start|does not detach|could not be attached" "$work/err.txt" &&
           failed+=("$mode $c: $(grep -hE 'could not start|does not detach|could not be attached' \

@@ -72,6 +72,9 @@ def main():
     ap.add_argument("--after", type=float, default=0.0,
                     help="also the median of the steps that started SECONDS or more after "
                          "this script started (after a capture window closed: --duration)")
+    ap.add_argument("--before", type=float, default=0.0,
+                    help="also the median of the steps that started less than SECONDS after "
+                         "this script started (before a capture window opened: --delay)")
     ap.add_argument("--phase", default="",
                     help="ON_MS/PERIOD_MS: --cuda-sample's periods; the steps' medians by where "
                          "they fall, as a second line (bench/gpu/train_step.cu's --phase)")
@@ -180,6 +183,11 @@ def main():
               f"median_step_ns={int(statistics.median(times))}", flush=True)
         if a.phase:
             print_phase(times, walls, a.phase)
+        if a.before > 0:
+            early = [ns for ns, w in zip(times, walls)
+                     if w < STARTED_WALL + int(a.before * 1e9)]
+            print(f"before={a.before:g}s steps={len(early)} "
+                  f"median_step_ns={int(statistics.median(early)) if early else 0}", flush=True)
         if a.after > 0:
             late = [ns for ns, w in zip(times, walls) if w >= STARTED_WALL + int(a.after * 1e9)]
             print(f"after={a.after:g}s steps={len(late)} "

@@ -1204,11 +1204,16 @@ bool attach_again() noexcept {
     }
     return r == CUPTI_SUCCESS;
   };
-  if (!step("cuptiActivityRegisterTimestampCallback", g_api.register_timestamp(&timestamp)) ||
+  // The subscriber first (again, if the light one could not subscribe: inside a stream capture,
+  // say), then the buffers: either initialises CUPTI again after the detach, and the clock and
+  // thread ids are refused before that (CUPTI_ERROR_NOT_INITIALIZED, seen on the H100 in
+  // PyTorch's CUDA graphs mode).
+  bool const subscribed = subscribe();
+  if (!step("cuptiActivityRegisterCallbacks",
+            g_api.register_callbacks(&buffer_requested, &buffer_completed)) ||
+      !step("cuptiActivityRegisterTimestampCallback", g_api.register_timestamp(&timestamp)) ||
       !step("cuptiSetThreadIdType",
-            g_api.set_thread_id_type(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)) ||
-      !step("cuptiActivityRegisterCallbacks",
-            g_api.register_callbacks(&buffer_requested, &buffer_completed))) {
+            g_api.set_thread_id_type(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM))) {
     if (!g_said_attach) {
       g_said_attach = true;
       write_info("cupti_attach=failed:" + why);
@@ -1224,7 +1229,7 @@ bool attach_again() noexcept {
     g_converter->attached_again();
   }
   g_activity.store(true, std::memory_order_release);
-  if (subscribe()) {
+  if (subscribed || subscribe()) {
     enable_callbacks(true);
   }
   if (g_um_on) {
