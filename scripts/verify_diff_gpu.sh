@@ -146,11 +146,14 @@ for t in 5 2; do
 done
 check "diff gemm-larger" compare gemm-larger gemm2048 gemm4096
 echo -n "gemm-larger as measured: "; check "gemm-larger as measured" as_measured gemm-larger
+# The GPU time under the range (its projection) is what a larger SGEMM moves: the host range
+# only times the asynchronous launch (12 to 16 us on an H100, CI -20% to +127%, rightly `same`
+# at some draws), so the projection is checked, not the host range.
 python3 - "$out/diff-gemm-larger.csv" <<'PY' || failed+=("the larger SGEMM found slower")
 import csv, sys
 rows = {(r["Kind"], r["Name"]): r for r in csv.DictReader(open(sys.argv[1]))}
-sgemm = rows.get(("range", ":sgemm"), {})
-print("sgemm range:", sgemm.get("Verdict"), sgemm.get("Change %"))
+sgemm = rows.get(("projection", ":sgemm"), {})
+print("sgemm projection:", sgemm.get("Verdict"), sgemm.get("Change %"))
 sys.exit(0 if sgemm.get("Verdict") == "slower" else 1)
 PY
 

@@ -70,9 +70,10 @@ if want rounds; then
   # (the same with NVTXPP_CUPTI_DETACH=off: the kinds switched off, CUPTI kept, as before the
   # detach); sample (--cuda-sample=100ms/1s, its steps placed against the periods: --phase);
   # raised (a trigger on step 30, slow, raises GPU detail for 1 s: the steps 3 s after the start
-  # are after the raise); late (a capture window from 4 s to 5 s after the launch: the steps
-  # before it, CUPTI detached since cuInit, against those after it, in the same process);
-  # late_keep (the same, NVTXPP_CUPTI_DETACH=off); ours (a full capture); nsys (-t cuda,nvtx).
+  # are after the raise); late (a capture window over the steps 2 s to 3 s into the loop: the
+  # steps before it, CUPTI detached since cuInit, against those from 3.5 s on, after it, in the
+  # same process: SECONDS_A_RUN 6 or more); late_keep (the same, NVTXPP_CUPTI_DETACH=off); ours
+  # (a full capture); nsys (-t cuda,nvtx).
   : >"$out/rounds.txt"
   for mode in $modes; do
     if [ "$mode" = train_step ]; then prog=("$work/train_step"); else prog=(python3 "$train" "$mode"); fi
@@ -93,11 +94,9 @@ if want rounds; then
           raised) tool=("$capture" --summary-only --flight-recorder=30s --cuda-sample=1ms/1000s
                         --cuda-raise=1s --trigger='step>3x' -o "$work/raised.json" --)
             extra=(--slow-at 30 --after 3) ;;
-          late) tool=("$capture" --summary-only --delay=4 --duration=1 --)
-            extra=(--before 1.5 --after 5) ;;
-          late_keep) env=(NVTXPP_CUPTI_DETACH=off)
-            tool=("$capture" --summary-only --delay=4 --duration=1 --)
-            extra=(--before 1.5 --after 5) ;;
+          late|late_keep) [ "$c" = late_keep ] && env=(NVTXPP_CUPTI_DETACH=off)
+            tool=("$capture" --summary-only --capture-range=nvtx --nvtx-capture=window --)
+            extra=(--window 2/3) ;;
           ours) tool=("$capture" --summary-only --) ;;
           nsys) tool=("$nsys" profile -t cuda,nvtx --force-overwrite true -o "$work/n") ;;
         esac

@@ -3,6 +3,7 @@
 (scripts/verify_pytorch_gpu.sh compares each under Nsight Systems and nvtxpp-capture).
 
     torch_train.py MODE [--steps N] [--warmup W] [--batch B] [--slow-at K] [--seconds S]
+                        [--after S] [--window A/B] [--phase ON_MS/PERIOD_MS]
 MODE:
   eager      torch.cuda.nvtx ranges: "step" holding "forward", "backward", "optimizer";
   emit_nvtx  the same under torch.autograd.profiler.emit_nvtx (a range per op);
@@ -72,9 +73,11 @@ def main():
     ap.add_argument("--after", type=float, default=0.0,
                     help="also the median of the steps that started SECONDS or more after "
                          "this script started (after a capture window closed: --duration)")
-    ap.add_argument("--before", type=float, default=0.0,
-                    help="also the median of the steps that started less than SECONDS after "
-                         "this script started (before a capture window opened: --delay)")
+    ap.add_argument("--window", default="",
+                    help="A/B: the steps that start between A and B seconds into the timed "
+                         "loop run inside an NVTX range 'window' (for --capture-range=nvtx "
+                         "--nvtx-capture=window); prints the median of the steps before A and "
+                         "of those after B + 0.5 s, in the same process")
     ap.add_argument("--phase", default="",
                     help="ON_MS/PERIOD_MS: --cuda-sample's periods; the steps' medians by where "
                          "they fall, as a second line (bench/gpu/train_step.cu's --phase)")
@@ -162,6 +165,8 @@ def main():
             go = flag.item() > 0
         return go
 
+    window = [float(v) for v in a.window.split("/")] if a.window else None
+
     def loop():
         start = time.monotonic()
         i = 0
@@ -169,7 +174,12 @@ def main():
             i += 1
             wall = time.time_ns()
             t = time.monotonic_ns()
+            inside = window is not None and window[0] <= time.monotonic() - start < window[1]
+            if inside:
+                nvtx.range_push("window")
             do_step("step", 8 if i == a.slow_at else 1)
+            if inside:
+                nvtx.range_pop()
             times.append(time.monotonic_ns() - t)
             walls.append(wall)
 
@@ -183,11 +193,15 @@ def main():
               f"median_step_ns={int(statistics.median(times))}", flush=True)
         if a.phase:
             print_phase(times, walls, a.phase)
-        if a.before > 0:
-            early = [ns for ns, w in zip(times, walls)
-                     if w < STARTED_WALL + int(a.before * 1e9)]
-            print(f"before={a.before:g}s steps={len(early)} "
-                  f"median_step_ns={int(statistics.median(early)) if early else 0}", flush=True)
+        if a.window:
+            w0, w1 = (float(v) for v in a.window.split("/"))
+            t0 = walls[0] if walls else 0
+            early = [ns for ns, w in zip(times, walls) if w < t0 + int(w0 * 1e9)]
+            late = [ns for ns, w in zip(times, walls) if w >= t0 + int((w1 + 0.5) * 1e9)]
+            for key, group in (("before", early), ("after", late)):
+                print(f"{key}={w0 if key == 'before' else w1 + 0.5:g}s steps={len(group)} "
+                      f"median_step_ns={int(statistics.median(group)) if group else 0}",
+                      flush=True)
         if a.after > 0:
             late = [ns for ns, w in zip(times, walls) if w >= STARTED_WALL + int(a.after * 1e9)]
             print(f"after={a.after:g}s steps={len(late)} "

@@ -1219,7 +1219,8 @@ bool attach_again() noexcept {
       write_info("cupti_attach=failed:" + why);
       std::fprintf(stderr,
                    "nvtxpp-capture: CUPTI could not be attached again for a period of GPU "
-                   "detail (%s): no GPU detail until an attach works\n",
+                   "detail (%s): no GPU detail in that period; each later one tries again "
+                   "(said once)\n",
                    why.c_str());
     }
     return false;
