@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The cost table of the sampled GPU mode from scripts/verify_sample_gpu.sh's runs
-(docs/leave-it-on.md, "Sampled GPU detail").
+(docs/leave-it-on-gpu.md).
 
 usage: sample_cost.py cost-runs.txt
 Each line: `round=R config=C steps=N mean_step_ns=M median_step_ns=D [phase inside=N:D
@@ -24,12 +24,13 @@ def main():
     after = collections.defaultdict(dict)
     before = collections.defaultdict(dict)
     for line in open(sys.argv[1], encoding="utf-8"):
-        m = re.search(r"round=(\d+) config=(\S+) steps=(\d+) mean_step_ns=(\d+) "
-                      r"median_step_ns=(\d+)", line)
-        if not m:
+        rc = re.search(r"round=(\d+) config=(\S+)", line)
+        if not rc:
             continue
-        r, c = int(m.group(1)), m.group(2)
-        rows[c][r] = (int(m.group(3)), int(m.group(4)), int(m.group(5)))
+        r, c = int(rc.group(1)), rc.group(2)
+        m = re.search(r"config=\S+ steps=(\d+) mean_step_ns=(\d+) median_step_ns=(\d+)", line)
+        if m:
+            rows[c][r] = (int(m.group(1)), int(m.group(2)), int(m.group(3)))
         p = re.search(r"phase inside=(\d+):(\d+) outside=(\d+):(\d+) after_on=(\d+):(\d+) "
                       r"after_off=(\d+):(\d+)", line)
         if p:

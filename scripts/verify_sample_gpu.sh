@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 41 (the sampled GPU mode) on a GPU machine: correctness, a raise on a trigger, and the
-# cost of leaving the flight recorder on (docs/leave-it-on.md, "Sampled GPU detail").
+# cost of leaving the flight recorder on (docs/leave-it-on-gpu.md).
 #
 #   scripts/verify_sample_gpu.sh [OUT_DIR]     (default: $OUT, else out/sample-gpu)
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """CUPTI detached between periods and outside capture windows (inprocess/cuda/cupti_session.hpp;
-docs/leave-it-on.md), without a GPU: the fake CUPTI (fake_cupti.cpp) forgets everything at
+docs/leave-it-on-gpu.md), without a GPU: the fake CUPTI (fake_cupti.cpp) forgets everything at
 cuptiFinalize, as CUPTI does, counts the records a finalize would lose and a finalize made
 outside a CUDA call's exit, and says so at exit (FAKE_CUPTI_STATS=1).
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The sampled GPU mode (--cuda-sample, --cuda-raise; docs/leave-it-on.md) without a GPU,
+"""The sampled GPU mode (--cuda-sample, --cuda-raise; docs/leave-it-on-gpu.md) without a GPU,
 through the test double of CUPTI (fake_cupti.cpp), which records a launch only while its
 activity kinds are enabled, as CUPTI does.
 

@@ -493,7 +493,7 @@ struct summary_sink::impl {
                  "{:.3f} s the trace covers ({:.1f}%). The GPU tables (projection, kernels, "
                  "memory) cover those periods only; NVTX ranges cover the whole trace. {} GPU "
                  "record(s) whose launching call started outside a period were left out "
-                 "(docs/leave-it-on.md, the edge rule)\n",
+                 "(docs/leave-it-on-gpu.md, the edge rule)\n",
                  csv ? "# " : " ** ", sampled.periods,
                  sampled.raised != 0 ? fmt::format(" ({} raised by a dump)", sampled.raised) : "",
                  static_cast<double>(sampled.detail_ns) / 1e9,

@@ -49,7 +49,7 @@ class summary_sink : public trace_sink {
   void on_gpu_info(gpu_info const& g) override;
 
   /// @brief --cuda-sample: the share of the trace's time (%) its GPU numbers cover; negative
-  /// when GPU detail was not sampled (docs/leave-it-on.md, "Sampled GPU detail").
+  /// when GPU detail was not sampled (docs/leave-it-on-gpu.md).
   [[nodiscard]] double gpu_sampled_share() const noexcept;
   void end_process(process_info const& p) override;
 

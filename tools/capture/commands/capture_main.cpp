@@ -99,7 +99,7 @@ constexpr char usage[] =
     "                      a tenth), NVTX all the time; periods start on multiples of PERIOD\n"
     "                      of the wall clock; the outputs mark them (NVTX ranges 'GPU detail:\n"
     "                      sampled' of domain nvtxpp-capture) and the summary says its GPU\n"
-    "                      tables cover them only (docs/leave-it-on.md)\n"
+    "                      tables cover them only (docs/leave-it-on-gpu.md)\n"
     "      --cuda-raise=DURATION  with --flight-recorder and --cuda-sample: GPU activity in\n"
     "                      full for DURATION after a dump that a trigger, hang or request\n"
     "                      started, then a dump of those steps (default 10s; 0: none)\n"

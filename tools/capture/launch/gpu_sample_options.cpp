@@ -12,7 +12,7 @@ namespace nvtxpp::capture::cli {
 namespace {
 
 /// Short periods cost more in switches than they save: CUPTI's switch takes tens of
-/// microseconds (docs/leave-it-on.md).
+/// microseconds (docs/leave-it-on-gpu.md).
 constexpr std::int64_t shortest_on_ns = 1'000'000;
 
 }  // namespace

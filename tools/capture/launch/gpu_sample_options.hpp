@@ -2,7 +2,7 @@
 /// @brief The options of the sampled GPU mode: `--cuda-sample=ON/PERIOD` records GPU activity
 /// (CUPTI) for ON of every PERIOD, NVTX all the time; `--cuda-raise=DURATION` (with
 /// `--flight-recorder`) records it in full for DURATION after a dump that a trigger, a hang or a
-/// request started. docs/leave-it-on.md, "Sampled GPU detail".
+/// request started. docs/leave-it-on-gpu.md.
 #pragma once
 
 #include "../common/option_parsing.hpp"

@@ -1,5 +1,5 @@
 /// @file
-/// @brief The sampled GPU mode in the trace model (--cuda-sample; docs/leave-it-on.md): the
+/// @brief The sampled GPU mode in the trace model (--cuda-sample; docs/leave-it-on-gpu.md): the
 /// periods a process recorded GPU activity in, read from its `gpu_sample` and `gpu_detail` info
 /// records (recording/gpu_format.hpp), and how the outputs mark them: ranges of a domain of our
 /// own, `nvtxpp-capture`, named `GPU detail: sampled` or `GPU detail: raised` (a trigger's
@@ -121,7 +121,7 @@ class gpu_detail_periods {
   /// @brief The process ran with --cuda-sample.
   [[nodiscard]] bool sampled() const noexcept { return sampled_; }
 
-  /// @brief Whether `t` lies in a period ([start, end): the edge rule of docs/leave-it-on.md).
+  /// @brief Whether `t` lies in a period ([start, end): the edge rule of docs/leave-it-on-gpu.md).
   [[nodiscard]] bool contains(std::int64_t t) const noexcept {
     auto it = std::upper_bound(periods_.begin(), periods_.end(), t,
                                [](std::int64_t x, period const& p) { return x < p.start; });

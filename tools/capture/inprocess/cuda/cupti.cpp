@@ -1059,7 +1059,7 @@ bool switch_session(bool want) noexcept {
 /// every change is an info record `gpu_detail=on:<ns>:<sample|raise>:<switch ns>` or
 /// `gpu_detail=off:<ns>:<switch ns>`: <ns> the edge on CUPTI's clock (an `on` once CUPTI records,
 /// an `off` before it stops), <switch ns> how long CUPTI took to switch. The readers keep the GPU
-/// work whose launching call started between an `on` and the next `off` (docs/leave-it-on.md).
+/// work whose launching call started between an `on` and the next `off` (docs/leave-it-on-gpu.md).
 void apply_gpu_state() noexcept {
   if (!g_kinds_ready) {
     return;
@@ -1127,7 +1127,7 @@ void say_no_detach(std::string const& why) noexcept {
   std::fprintf(stderr,
                "nvtxpp-capture: CUPTI does not detach in this process (%s): GPU detail is "
                "switched off between periods instead, which leaves part of CUPTI's cost on every "
-               "CUDA call (docs/leave-it-on.md)\n",
+               "CUDA call (docs/leave-it-on-gpu.md)\n",
                why.c_str());
 }
 
@@ -1273,7 +1273,7 @@ std::string start_unified_memory(void* lib) {
   if (gpu_sampler::read_plan().on_ns != 0) {
     // Switched at every period, CUPTI's migration counters would cost the switch off 2 s
     // (cuptiActivityDisable(UNIFIED_MEMORY_COUNTER), CUPTI 13.0 on the H200; the other kinds
-    // take microseconds): sampled runs leave migrations out (docs/leave-it-on.md).
+    // take microseconds): sampled runs leave migrations out (docs/leave-it-on-gpu.md).
     return "unified_memory=off:--cuda-sample";
   }
   std::string why;

@@ -172,7 +172,7 @@ void gpu_delivery::read_detail_periods() {
   }
 }
 
-/// The edge rule of the sampled mode (docs/leave-it-on.md): GPU work is kept when the call
+/// The edge rule of the sampled mode (docs/leave-it-on-gpu.md): GPU work is kept when the call
 /// that launched it is in the recording and started inside a period (CUPTI's clock, before
 /// align_clock's shift). Work whose call is not (launched as CUPTI was being switched on, its
 /// call started before the period) is left out; migrations, which no call launches, are kept
