@@ -51,13 +51,13 @@ namespace {
 
 __global__ void empty_kernel() {}
 
-#define CHECK_CUDA(x)                                                                 \
-  do {                                                                                \
-    cudaError_t e_ = (x);                                                             \
-    if (e_ != cudaSuccess) {                                                          \
-      std::fprintf(stderr, "launch_map: %s: %s\n", #x, cudaGetErrorString(e_));        \
-      std::exit(2);                                                                   \
-    }                                                                                 \
+#define CHECK_CUDA(x)                                                           \
+  do {                                                                          \
+    cudaError_t e_ = (x);                                                       \
+    if (e_ != cudaSuccess) {                                                    \
+      std::fprintf(stderr, "launch_map: %s: %s\n", #x, cudaGetErrorString(e_)); \
+      std::exit(2);                                                             \
+    }                                                                           \
   } while (0)
 
 bool ok(CUptiResult r, char const* what) {
@@ -99,9 +99,15 @@ void CUPTIAPI completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t val
         g_corr_max.store(std::max(g_corr_max.load(), c));
         break;
       }
-      case CUPTI_ACTIVITY_KIND_RUNTIME: g_runtime.fetch_add(1); break;
-      case CUPTI_ACTIVITY_KIND_DRIVER: g_driver.fetch_add(1); break;
-      default: g_other.fetch_add(1); break;
+      case CUPTI_ACTIVITY_KIND_RUNTIME:
+        g_runtime.fetch_add(1);
+        break;
+      case CUPTI_ACTIVITY_KIND_DRIVER:
+        g_driver.fetch_add(1);
+        break;
+      default:
+        g_other.fetch_add(1);
+        break;
     }
   }
   std::free(buffer);
@@ -215,8 +221,8 @@ void switch_features(session& s, unsigned features, bool on) {
   }
   if (features & f_driver_kind) {
     // The whole DRIVER kind, less every function that launches no GPU work: the way to the
-    // launch functions' records when CUPTI attaches after CUDA started (cuptiActivityEnableDriverApi
-    // alone records nothing then).
+    // launch functions' records when CUPTI attaches after CUDA started
+    // (cuptiActivityEnableDriverApi alone records nothing then).
     static std::vector<CUpti_CallbackId> const ids = launch_cbids();
     kind(CUPTI_ACTIVITY_KIND_DRIVER);
     if (on) {
@@ -293,9 +299,10 @@ double phase(char const* name) {
     g_none_ns = median;
   }
   double const calls = 3.0 * g_launches + 1;
-  std::printf("phase=%-22s median_step_us=%9.1f vs_none=%.3f ns_per_call=%+7.1f "
-              "records kernels=%llu runtime=%llu driver=%llu\n",
-              name, median / 1e3, median / g_none_ns, (median - g_none_ns) / calls, k, r, d);
+  std::printf(
+      "phase=%-22s median_step_us=%9.1f vs_none=%.3f ns_per_call=%+7.1f "
+      "records kernels=%llu runtime=%llu driver=%llu\n",
+      name, median / 1e3, median / g_none_ns, (median - g_none_ns) / calls, k, r, d);
   if (k != 0) {
     std::printf("correlation ids of %s: %u..%u\n", name, cmin, cmax);
   }
@@ -404,10 +411,10 @@ int main(int argc, char** argv) {
     char const* name;
     unsigned f;
   };
-  for (one const f : {one{"kernel", f_kernel}, one{"runtime", f_runtime}, one{"driver", f_driver},
-                      one{"driver_kind", f_driver_kind}, one{"sync", f_sync},
-                      one{"memcpy", f_memcpy}, one{"resource", f_resource},
-                      one{"api_calls", f_api_calls}}) {
+  for (one const f :
+       {one{"kernel", f_kernel}, one{"runtime", f_runtime}, one{"driver", f_driver},
+        one{"driver_kind", f_driver_kind}, one{"sync", f_sync}, one{"memcpy", f_memcpy},
+        one{"resource", f_resource}, one{"api_calls", f_api_calls}}) {
     if (want(f.name)) {
       feature_alone(s, f.name, f.f);
     }

@@ -513,8 +513,8 @@ bool wait_detached(void* fake, fake_api_fn api, int n, int* detached) {
 // is detached (the calls that wait are followed then), with the main thread first inside
 // cudaGetDevice, which does not wait (not followed while detached).
 int fake_in_call(void* fake) {
-  auto api = fake != nullptr ? reinterpret_cast<fake_api_fn>(::dlsym(fake, "fake_cupti_api"))
-                             : nullptr;
+  auto api =
+      fake != nullptr ? reinterpret_cast<fake_api_fn>(::dlsym(fake, "fake_cupti_api")) : nullptr;
   if (api == nullptr) {
     std::fprintf(stderr, "the fake CUPTI is not loaded\n");
     return 66;
@@ -564,8 +564,8 @@ int fake_in_call(void* fake) {
 // --nvtx-capture=window --capture-range-end=repeat). Waits until CUPTI is detached (making CUDA
 // calls, whose exit the detach needs), launches outside any window (the fake creates its stream
 // 0x5000 then: while detached); then three windows "window" of two launches each (the first
-// names the stream), after each the detach again and one launch outside. `fork`: a child forked while
-// detached after the first window (its own NVTX range and a launch). Prints "detached N".
+// names the stream), after each the detach again and one launch outside. `fork`: a child forked
+// while detached after the first window (its own NVTX range and a launch). Prints "detached N".
 int fake_detach(void* fake, void (*launch)(int, std::size_t), bool fork_child) {
   auto api = reinterpret_cast<fake_api_fn>(::dlsym(fake, "fake_cupti_api"));
   if (api == nullptr) {

@@ -50,7 +50,7 @@ std::atomic<int> g_outside_exit{0};
 std::atomic<std::size_t> g_lost{0};
 std::atomic<int> g_refused{0};           // finalizes refused (FAKE_CUPTI_NO_DETACH)
 std::atomic<int> g_flushes_detached{0};  // flushes with no buffer callbacks registered
-thread_local bool t_in_exit = false;  // inside a runtime or driver API exit callback
+thread_local bool t_in_exit = false;     // inside a runtime or driver API exit callback
 
 void print_stats() {
   std::fprintf(stderr,

@@ -106,8 +106,7 @@ void on_callback(std::uint32_t domain, std::uint32_t cbid, void const* data) noe
   }
   auto const* c = static_cast<CUpti_CallbackData const*>(data);
   if (c->callbackSite == CUPTI_API_ENTER) {
-    if (std::uint32_t const now = g_coverage.load(std::memory_order_relaxed);
-        now != me.coverage) {
+    if (std::uint32_t const now = g_coverage.load(std::memory_order_relaxed); now != me.coverage) {
       me.coverage = now;
       rec::call_reset(*me.slot);  // calls entered before the change may never return to us
     }

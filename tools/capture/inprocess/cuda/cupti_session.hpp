@@ -1,7 +1,8 @@
 /// @file
-/// @brief The lifecycle of nvtxpp-capture's CUPTI session in one small state machine: where a
-/// period of GPU detail starts and ends, and what a detach keeps. Pure (no CUPTI call): cupti.cpp
-/// asks it what to do at each event, does it, and reports back. Internal to libnvtxpp_inject.so.
+/// @brief The lifecycle of nvtxpp-capture's CUPTI session in one small state machine (header only):
+/// where a period of GPU detail starts and ends, and what a detach keeps. Pure (no CUPTI call):
+/// cupti.cpp asks it what to do at each event, does it, and reports back. Internal to
+/// libnvtxpp_inject.so.
 ///
 /// Why a detach: CUPTI's activity kinds, once switched on in a running program, keep costing its
 /// CUDA calls after they are switched off again (bench/gpu/launch_map.cu on an H100: a
@@ -100,5 +101,78 @@ class session_state {
   bool detach_allowed_ = false;
   std::uint64_t generation_ = 0;  ///< bumped by each drain asked for
 };
+
+// The transitions.
+
+inline session_state::action session_state::want(bool on) noexcept {
+  switch (phase_) {
+    case phase::recording:
+      if (on) {
+        return action::none;
+      }
+      if (!detach_allowed_) {
+        phase_ = phase::switched_off;
+        return action::disable_kinds;
+      }
+      phase_ = phase::draining;
+      ++generation_;  // a drain already under way no longer arms
+      return action::drain;
+    case phase::switched_off:
+      if (!on) {
+        return action::none;
+      }
+      phase_ = phase::recording;
+      return action::enable_kinds;
+    case phase::draining:
+      if (!on) {
+        return action::none;
+      }
+      phase_ = phase::recording;  // the drain, when it ends, finds it no longer wanted
+      return action::enable_kinds;
+    case phase::armed:
+      if (!on) {
+        return action::none;
+      }
+      phase_ = phase::recording;
+      return action::disarm;
+    case phase::detached:
+      return on ? action::attach : action::none;
+    case phase::unloaded:
+    case phase::closed:
+      return action::none;
+  }
+  return action::none;
+}
+
+inline session_state::action session_state::allow_detach() noexcept {
+  detach_allowed_ = true;
+  if (phase_ != phase::switched_off) {
+    return action::none;
+  }
+  phase_ = phase::draining;
+  ++generation_;
+  return action::drain;
+}
+
+inline session_state::action session_state::drained(std::uint64_t generation) noexcept {
+  if (phase_ != phase::draining || generation != generation_) {
+    return action::none;
+  }
+  phase_ = phase::armed;
+  return action::arm;
+}
+
+inline session_state::action session_state::api_exit() noexcept {
+  return phase_ == phase::armed ? action::finalize : action::none;
+}
+
+inline void session_state::finalized(bool ok) noexcept {
+  if (ok) {
+    phase_ = phase::detached;
+    return;
+  }
+  detach_allowed_ = false;  // CUPTI refused: switch kinds as before, and never ask again
+  phase_ = phase::switched_off;
+}
 
 }  // namespace nvtxpp::capture::cupti
