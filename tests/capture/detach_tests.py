@@ -135,5 +135,30 @@ def case_detach_off(a, tmp):
     check(len(of(ft.load(out)["traceEvents"], "cuda_kernel")) >= 1, "kernels in the periods")
 
 
+def case_detach_driver(a, tmp):
+    """Work launched through the driver API (as Numba and cuBLASLt launch), sampled: every
+    detach finds CUPTI flushed (the launch functions' records switched off with the kinds, from
+    the first detach at the start on), and the periods after a detach still record the driver
+    calls (enabled one by one once CUDA has started, CUPTI records none: the capture enables them
+    as the DRIVER kind less the others)."""
+    out = os.path.join(tmp, "v.json")
+    env = dict(os.environ, NVTXPP_CUPTI_PATH=a.fake_cupti, FAKE_CUPTI_STATS="1", APP_DRIVER="1",
+               APP_STEPS="40", APP_STEP_US="10000")
+    q = subprocess.run([a.capture, "--no-summary", "--cuda-sample=20ms/100ms", "-o", out, "--",
+                        a.app, "fake_gpu", "sample_steps"], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, env=env, timeout=120)
+    print(q.stderr)
+    check(q.returncode == 0, f"exit 0: {q.returncode}")
+    m = re.search(r"fake_cupti: (.*)", q.stderr)
+    stats = {k: int(v) for k, v in (kv.split("=") for kv in m.group(1).split())} if m else {}
+    check(stats.get("finalizes", 0) >= 2 and stats.get("lost") == 0 and
+          stats.get("outside_exit") == 0,
+          f"detached at the start and after periods, nothing left unflushed: {stats}")
+    events = ft.load(out)["traceEvents"] if os.path.exists(out) else []
+    calls = of(events, "cuda_api")
+    check(len(calls) >= 8 and all(c["name"].startswith("cu") for c in calls),
+          f"the driver calls of the periods after a detach: {len(calls)}")
+
+
 if __name__ == "__main__":
     sys.exit(ft.main(globals(), ["--fake-cupti"]))

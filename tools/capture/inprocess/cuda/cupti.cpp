@@ -521,20 +521,6 @@ void start_flusher() noexcept {
   }
 }
 
-/// Periods end with a detach where CUPTI has cuptiFinalize and the flusher thread (which drains)
-/// runs, unless NVTXPP_CUPTI_DETACH=off (the kinds switched off instead: to compare their cost).
-void allow_detach() noexcept {
-  char const* v = std::getenv("NVTXPP_CUPTI_DETACH");
-  if ((v != nullptr && std::strcmp(v, "off") == 0) || g_api.finalize == nullptr ||
-      g_api.enable_domain == nullptr || !g_flusher_running.load(std::memory_order_acquire)) {
-    return;
-  }
-  std::lock_guard<std::mutex> lock{g_window_mutex};
-  if (g_session.allow_detach() == session_state::action::drain) {
-    drain_now(g_session.generation());  // nothing recorded from the start: detach now
-  }
-}
-
 int initialize() noexcept {
   if (g_initialized.exchange(true) || !ensure_capture_started()) {
     return 1;

@@ -186,5 +186,6 @@ void drain_now(std::uint64_t generation) noexcept;
 void drain_then_arm(std::uint64_t generation) noexcept;
 void try_detach() noexcept;
 void subscribe_light() noexcept;
+void allow_detach() noexcept;
 
 }  // namespace nvtxpp::capture::cupti::detail

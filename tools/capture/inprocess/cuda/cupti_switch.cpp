@@ -518,6 +518,21 @@ void enable_deferred_unified_memory() noexcept {
   write_info("unified_memory=on" + g_um_note);
 }
 
+/// Periods end with a detach where CUPTI has cuptiFinalize and the flusher thread (which drains)
+/// runs, unless NVTXPP_CUPTI_DETACH=off (the kinds switched off instead: to compare their cost).
+void allow_detach() noexcept {
+  char const* v = std::getenv("NVTXPP_CUPTI_DETACH");
+  if ((v != nullptr && std::strcmp(v, "off") == 0) || g_api.finalize == nullptr ||
+      g_api.enable_domain == nullptr || !g_flusher_running.load(std::memory_order_acquire)) {
+    return;
+  }
+  std::lock_guard<std::mutex> lock{g_window_mutex};
+  if (g_session.allow_detach() == session_state::action::drain) {
+    switch_launches(false);  // (the kinds are off already; the launch functions stay on until now)
+    drain_now(g_session.generation());  // nothing recorded from the start: detach now
+  }
+}
+
 }  // namespace detail
 
 using namespace detail;
