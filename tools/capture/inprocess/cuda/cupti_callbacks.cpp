@@ -24,7 +24,7 @@ void enable_deferred_unified_memory() noexcept;
 /// The API functions that wait (synchronisation, blocking copies, allocation and freeing): while
 /// CUPTI is detached, the flight recorder's call table follows these alone, so a hang report
 /// still names the call a thread is stuck in, at no cost to the launches between them (the whole
-/// API domains cost a launch-bound step 1.21-1.35x on the H100: docs/performance.md).
+/// API domains cost a launch-bound step 1.24-1.27x on the H100: docs/performance.md).
 constexpr std::size_t max_wait_cbids = 128;
 struct api_function {
   CUpti_CallbackDomain domain;

@@ -130,12 +130,21 @@ inline CUpti_SubscriberHandle g_subscriber = nullptr;
 inline std::atomic<bool> g_um_deferred{false};
 inline std::string g_um_note;
 
-/// The driver functions that launch GPU work, chosen by name at start (cupti_switch.cpp); how
-/// their records are on.
+/// Driver functions that put work on the GPU (kernels, copies, memsets, graph launches): their
+/// activity records are enabled one by one by default, so GPU work launched through the driver
+/// API (Numba, cuBLASLt's kernels, modules loaded by hand) has the call that launched it, on its
+/// thread, and projects onto that thread's NVTX ranges. Their callback ids (at most
+/// `max_launch_cbids`), chosen by name at start (cupti_switch.cpp); empty when not recorded.
 constexpr std::size_t max_launch_cbids = 256;
 inline CUpti_CallbackId g_launch_cbids[max_launch_cbids];
 inline std::size_t g_launch_cbid_count = 0;
 
+/// How the driver launch functions' records are on: one by one (as enabled at cuInit), or as the
+/// DRIVER kind less every other function. CUPTI 13.0 records a function enabled one by one only
+/// when that happens before CUDA starts (bench/gpu/launch_map.cu on an H100: none of 10,750
+/// cuLaunchKernel calls recorded when enabled later, nor after a detach and attach), and never
+/// again once it was switched off; the DRIVER kind with the others switched off records them at
+/// any time, at the same cost.
 enum class launches : std::uint8_t { off, one_by_one, as_kind };
 inline launches g_launches = launches::off;
 

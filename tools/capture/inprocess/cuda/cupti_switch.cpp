@@ -25,12 +25,6 @@ bool driver_api_wanted() noexcept {
   return api != nullptr && std::strcmp(api, "all") == 0;
 }
 
-/// Driver functions that put work on the GPU (kernels, copies, memsets, graph launches): their
-/// activity records are enabled one by one by default, so GPU work launched through the driver
-/// API (Numba, cuBLASLt's kernels, modules loaded by hand) has the call that launched it, on its
-/// thread, and projects onto that thread's NVTX ranges. Their callback ids (at most
-/// `max_launch_cbids`), chosen by name at start; empty when not recorded.
-
 /// Whether a driver function's name (CUPTI's, e.g. "cuMemcpyHtoDAsync_v2") launches GPU work.
 bool launches_gpu_work(std::string_view name) noexcept {
   auto starts = [&](std::string_view p) { return name.substr(0, p.size()) == p; };
@@ -52,13 +46,6 @@ void enable_launch_cbids(bool on) noexcept {
     g_api.enable_driver_api(g_launch_cbids[i], on ? 1 : 0);
   }
 }
-
-/// How the driver launch functions' records are on: one by one (as enabled at cuInit), or as the
-/// DRIVER kind less every other function. CUPTI 13.0 records a function enabled one by one only
-/// when that happens before CUDA starts (bench/gpu/launch_map.cu on an H100: none of 10,750
-/// cuLaunchKernel calls recorded when enabled later, nor after a detach and attach), and never
-/// again once it was switched off; the DRIVER kind with the others switched off records them at
-/// any time, at the same cost.
 
 bool is_launch_cbid(CUpti_CallbackId cbid) noexcept {
   for (std::size_t i = 0; i < g_launch_cbid_count; ++i) {
