@@ -74,6 +74,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace nvtxpp::capture::cupti {
@@ -153,62 +154,77 @@ std::string result_text(CUptiResult r) {
 
 // The final flush ------------------------------------------------------------------------------
 
-/// Waits for the GPU work of every active primary context (what the CUDA runtime uses), so
-/// kernels still running complete and their records carry times. The driver is already loaded
-/// (RTLD_NOLOAD): we never load CUDA ourselves.
-void synchronize_devices() noexcept {
+/// The CUDA driver's functions synchronize_devices calls, resolved once, when CUPTI starts (in
+/// cuInit: the driver is loaded, RTLD_NOLOAD; we never load CUDA ourselves). Resolving them at
+/// each period's end would also leave a failed dlopen's message on our thread in a process
+/// without the driver (the test double's), which a forked child's leak check then reports.
+struct driver_table {
+  CUresult (*get_count)(int*);
+  CUresult (*get)(CUdevice*, int);
+  CUresult (*get_state)(CUdevice, unsigned*, int*);
+  CUresult (*retain)(CUcontext*, CUdevice);
+  CUresult (*release)(CUdevice);
+  CUresult (*push)(CUcontext);
+  CUresult (*pop)(CUcontext*);
+  CUresult (*sync)();
+  CUresult (*exchange_mode)(CUstreamCaptureMode*);  ///< optional
+};
+driver_table g_driver{};
+bool g_driver_found = false;
+
+void find_driver() noexcept {
   void* cuda = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   if (cuda == nullptr) {
     return;
   }
-  using get_count_fn = CUresult (*)(int*);
-  using get_fn = CUresult (*)(CUdevice*, int);
-  using state_fn = CUresult (*)(CUdevice, unsigned*, int*);
-  using retain_fn = CUresult (*)(CUcontext*, CUdevice);
-  using release_fn = CUresult (*)(CUdevice);
-  using push_fn = CUresult (*)(CUcontext);
-  using pop_fn = CUresult (*)(CUcontext*);
-  using sync_fn = CUresult (*)();
-  auto get_count = reinterpret_cast<get_count_fn>(::dlsym(cuda, "cuDeviceGetCount"));
-  auto get = reinterpret_cast<get_fn>(::dlsym(cuda, "cuDeviceGet"));
-  auto get_state = reinterpret_cast<state_fn>(::dlsym(cuda, "cuDevicePrimaryCtxGetState"));
-  auto retain = reinterpret_cast<retain_fn>(::dlsym(cuda, "cuDevicePrimaryCtxRetain"));
-  auto release = reinterpret_cast<release_fn>(::dlsym(cuda, "cuDevicePrimaryCtxRelease_v2"));
-  auto push = reinterpret_cast<push_fn>(::dlsym(cuda, "cuCtxPushCurrent_v2"));
-  auto pop = reinterpret_cast<pop_fn>(::dlsym(cuda, "cuCtxPopCurrent_v2"));
-  auto sync = reinterpret_cast<sync_fn>(::dlsym(cuda, "cuCtxSynchronize"));
+  auto get = [&](char const* name, auto& f) {
+    f = reinterpret_cast<std::remove_reference_t<decltype(f)>>(::dlsym(cuda, name));
+    return f != nullptr;
+  };
+  g_driver_found =
+      get("cuDeviceGetCount", g_driver.get_count) && get("cuDeviceGet", g_driver.get) &&
+      get("cuDevicePrimaryCtxGetState", g_driver.get_state) &&
+      get("cuDevicePrimaryCtxRetain", g_driver.retain) &&
+      get("cuDevicePrimaryCtxRelease_v2", g_driver.release) &&
+      get("cuCtxPushCurrent_v2", g_driver.push) && get("cuCtxPopCurrent_v2", g_driver.pop) &&
+      get("cuCtxSynchronize", g_driver.sync);
+  get("cuThreadExchangeStreamCaptureMode", g_driver.exchange_mode);
+  // (The handle stays open: the driver stays loaded as long as the program uses CUDA.)
+}
+
+/// Waits for the GPU work of every active primary context (what the CUDA runtime uses), so
+/// kernels still running complete and their records carry times.
+void synchronize_devices() noexcept {
+  if (!g_driver_found) {
+    return;
+  }
+  driver_table const& d = g_driver;
   // Our thread's calls never break the program's stream capture: in the relaxed mode a call
   // that capture forbids is not refused, and no capture under way is invalidated by it.
-  using mode_fn = CUresult (*)(CUstreamCaptureMode*);
-  auto exchange_mode =
-      reinterpret_cast<mode_fn>(::dlsym(cuda, "cuThreadExchangeStreamCaptureMode"));
   CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
-  bool const relaxed = exchange_mode != nullptr && exchange_mode(&mode) == CUDA_SUCCESS;
+  bool const relaxed = d.exchange_mode != nullptr && d.exchange_mode(&mode) == CUDA_SUCCESS;
   int count = 0;
-  if (get_count != nullptr && get != nullptr && get_state != nullptr && retain != nullptr &&
-      release != nullptr && push != nullptr && pop != nullptr && sync != nullptr &&
-      get_count(&count) == CUDA_SUCCESS) {
+  if (d.get_count(&count) == CUDA_SUCCESS) {
     for (int i = 0; i < count; ++i) {
       CUdevice dev{};
       unsigned flags = 0;
       int is_active = 0;
       CUcontext ctx = nullptr;
-      if (get(&dev, i) != CUDA_SUCCESS || get_state(dev, &flags, &is_active) != CUDA_SUCCESS ||
-          is_active == 0 || retain(&ctx, dev) != CUDA_SUCCESS) {
+      if (d.get(&dev, i) != CUDA_SUCCESS || d.get_state(dev, &flags, &is_active) != CUDA_SUCCESS ||
+          is_active == 0 || d.retain(&ctx, dev) != CUDA_SUCCESS) {
         continue;
       }
-      if (push(ctx) == CUDA_SUCCESS) {
-        sync();
+      if (d.push(ctx) == CUDA_SUCCESS) {
+        d.sync();
         CUcontext popped = nullptr;
-        pop(&popped);
+        d.pop(&popped);
       }
-      release(dev);
+      d.release(dev);
     }
   }
   if (relaxed) {
-    exchange_mode(&mode);
+    d.exchange_mode(&mode);
   }
-  ::dlclose(cuda);
 }
 
 /// Flushes everything CUPTI holds and writes the process's last GPU info records, once.
@@ -427,6 +443,7 @@ std::string start_cupti() {
     return "CUPTI API version " + std::to_string(version) +
            ", this build reads the record layouts of CUPTI 13 (CUDA 13)";
   }
+  find_driver();
   g_converter = new converter{&api_name};
   g_batch = new std::vector<unsigned char>;
   g_batch->reserve(std::size_t{320} << 10);
