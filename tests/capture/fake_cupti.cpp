@@ -32,10 +32,10 @@
 
 namespace {
 
-CUpti_BuffersCallbackRequestFunc g_request = nullptr;
-CUpti_BuffersCallbackCompleteFunc g_complete = nullptr;
-CUpti_TimestampCallbackFunc g_timestamp = nullptr;
-CUpti_ActivityThreadIdType g_tid_type = CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT;
+std::atomic<CUpti_BuffersCallbackRequestFunc> g_request{nullptr};
+std::atomic<CUpti_BuffersCallbackCompleteFunc> g_complete{nullptr};
+std::atomic<CUpti_TimestampCallbackFunc> g_timestamp{nullptr};
+std::atomic<CUpti_ActivityThreadIdType> g_tid_type{CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT};
 // Atomic: the client enables and disables kinds from a thread of its own (--cuda-sample) while
 // the program's thread launches.
 std::atomic<bool> g_enabled[64] = {};
@@ -158,7 +158,7 @@ void driver_kind_enabled();
 
 /// FAKE_CUPTI_UM_NOT_READY=1: the migrations' kind is refused until the first context exists,
 /// as the H100's CUPTI 13.0 refuses it inside cuInit (CUPTI_ERROR_NOT_READY).
-bool g_context_ready = false;
+std::atomic<bool> g_context_ready{false};
 
 CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind) {
   if (kind == CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER && !g_context_ready &&
@@ -300,8 +300,8 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag) {
   return CUPTI_SUCCESS;
 }
 
-CUpti_CallbackFunc g_resource_cb = nullptr;
-bool g_context_created_enabled = false;
+std::atomic<CUpti_CallbackFunc> g_resource_cb{nullptr};
+std::atomic<bool> g_context_created_enabled{false};
 
 /// The program's first CUDA call creates its context (once).
 void context_created() {
@@ -314,9 +314,9 @@ void context_created() {
     g_resource_cb(nullptr, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED, &r);
   }
 }
-bool g_stream_created_enabled = false;
-bool g_profiler_start_enabled = false;
-bool g_profiler_stop_enabled = false;
+std::atomic<bool> g_stream_created_enabled{false};
+std::atomic<bool> g_profiler_start_enabled{false};
+std::atomic<bool> g_profiler_stop_enabled{false};
 
 CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback, void*) {
   attach();
@@ -325,8 +325,8 @@ CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFun
   return CUPTI_SUCCESS;
 }
 
-bool g_graph_enabled[CUPTI_CBID_RESOURCE_SIZE] = {};
-bool g_add_child_enabled = false;
+std::atomic<bool> g_graph_enabled[CUPTI_CBID_RESOURCE_SIZE] = {};
+std::atomic<bool> g_add_child_enabled{false};
 /// Runtime and driver functions whose callbacks were enabled one by one.
 constexpr std::size_t api_cbid_size =
     std::size_t{CUPTI_DRIVER_TRACE_CBID_SIZE} > std::size_t{CUPTI_RUNTIME_TRACE_CBID_SIZE}
@@ -361,7 +361,7 @@ CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle,
   return CUPTI_SUCCESS;
 }
 
-bool g_domain_enabled[CUPTI_CB_DOMAIN_SIZE] = {};
+std::atomic<bool> g_domain_enabled[CUPTI_CB_DOMAIN_SIZE] = {};
 
 CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle,
                               CUpti_CallbackDomain domain) {
@@ -431,15 +431,18 @@ CUptiResult cuptiFinalize() {
       e = false;
     }
   }
-  for (bool& e : g_domain_enabled) {
+  for (auto& e : g_domain_enabled) {
     e = false;
   }
-  for (bool& e : g_graph_enabled) {
+  for (auto& e : g_graph_enabled) {
     e = false;
   }
   g_resource_cb = nullptr;
-  g_stream_created_enabled = g_context_created_enabled = g_add_child_enabled = false;
-  g_profiler_start_enabled = g_profiler_stop_enabled = false;
+  g_stream_created_enabled = false;
+  g_context_created_enabled = false;
+  g_add_child_enabled = false;
+  g_profiler_start_enabled = false;
+  g_profiler_stop_enabled = false;
   g_attached = false;
   g_finalizes.fetch_add(1);
   return CUPTI_SUCCESS;
