@@ -378,9 +378,16 @@ bool attach_again() noexcept {
   // say), then the buffers: either initialises CUPTI again after the detach, and the clock and
   // thread ids are refused before that (CUPTI_ERROR_NOT_INITIALIZED, seen on the H100 in
   // PyTorch's CUDA graphs mode).
-  bool const subscribed = subscribe();
-  if (!step("cuptiActivityRegisterCallbacks",
-            g_api.register_callbacks(&buffer_requested, &buffer_completed)) ||
+  bool subscribed = subscribe();
+  CUptiResult registered = g_api.register_callbacks(&buffer_requested, &buffer_completed);
+  if (registered == CUPTI_ERROR_NOT_INITIALIZED && g_subscriber != nullptr) {
+    // A subscriber CUPTI no longer knows (made while its detach was still under way): a new
+    // one, then the buffers again.
+    g_subscriber = nullptr;
+    subscribed = subscribe();
+    registered = g_api.register_callbacks(&buffer_requested, &buffer_completed);
+  }
+  if (!step("cuptiActivityRegisterCallbacks", registered) ||
       !step("cuptiActivityRegisterTimestampCallback", g_api.register_timestamp(&timestamp)) ||
       !step("cuptiSetThreadIdType",
             g_api.set_thread_id_type(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM))) {
