@@ -95,6 +95,15 @@ def case_detach_windows(a, tmp):
         check(f.finished, "the file is finished")
 
 
+def case_detach_stale(a, tmp):
+    """A CUPTI whose first subscriber after a detach is stale (the buffers then refused as not
+    initialised, as the H100 once refused an attach in PyTorch's CUDA graphs mode): the attach
+    subscribes anew and every window still records, with nothing said."""
+    p, stats, events, files = run(a, tmp, "detach", {"FAKE_CUPTI_STALE_SUBSCRIBER": "1"})
+    check("could not be attached" not in p.stderr, "no failed attach said")
+    check_windows(events, "stale subscriber")
+
+
 def case_detach_fork(a, tmp):
     """A fork while detached: the child says CUPTI is its parent's and records none of it; the
     parent's later windows still record."""

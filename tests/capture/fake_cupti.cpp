@@ -134,8 +134,16 @@ CUptiResult cuptiGetResultString(CUptiResult, const char** str) {
   return CUPTI_SUCCESS;
 }
 
+/// FAKE_CUPTI_STALE_SUBSCRIBER=1: the first subscriber made after a finalize is one CUPTI no
+/// longer knows (its detach still under way): the buffers registered next are refused as not
+/// initialised, once, until a new subscriber is made.
+std::atomic<bool> g_stale_subscriber{false};
+
 CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc request,
                                            CUpti_BuffersCallbackCompleteFunc complete) {
+  if (g_stale_subscriber.load()) {
+    return CUPTI_ERROR_NOT_INITIALIZED;
+  }
   attach();
   g_request = request;
   g_complete = complete;
@@ -318,7 +326,12 @@ std::atomic<bool> g_stream_created_enabled{false};
 std::atomic<bool> g_profiler_start_enabled{false};
 std::atomic<bool> g_profiler_stop_enabled{false};
 
+std::atomic<int> g_subscribes_since_finalize{0};
+
 CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback, void*) {
+  int const n = g_subscribes_since_finalize.fetch_add(1);
+  g_stale_subscriber =
+      n == 0 && g_finalizes.load() != 0 && std::getenv("FAKE_CUPTI_STALE_SUBSCRIBER") != nullptr;
   attach();
   g_resource_cb = callback;
   *subscriber = reinterpret_cast<CUpti_SubscriberHandle>(&g_resource_cb);
@@ -444,6 +457,7 @@ CUptiResult cuptiFinalize() {
   g_profiler_start_enabled = false;
   g_profiler_stop_enabled = false;
   g_attached = false;
+  g_subscribes_since_finalize = 0;
   g_finalizes.fetch_add(1);
   return CUPTI_SUCCESS;
 }
