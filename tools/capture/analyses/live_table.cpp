@@ -1,0 +1,730 @@
+// nvtxpp-capture top's table (live_table.hpp).
+
+#include "live_table.hpp"
+
+#include "../common/name_pattern.hpp"
+#include "../model/gpu_detail.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+namespace nvtxpp::capture {
+
+namespace {
+
+constexpr std::int64_t no_slice = std::numeric_limits<std::int64_t>::min();
+
+/// Durations in log buckets: 0..31 ns exactly, then 16 buckets a power of two (each within
+/// 1/16 of its lower edge). A bucket keeps its durations' sum too, so that a quantile in a
+/// bucket of equal durations (a step that always takes 6 ms) is exact.
+std::uint16_t bucket_of(std::int64_t d) noexcept {
+  if (d < 32) {
+    return static_cast<std::uint16_t>(d < 0 ? 0 : d);
+  }
+  int const e = 63 - __builtin_clzll(static_cast<unsigned long long>(d));
+  return static_cast<std::uint16_t>(32 + (e - 5) * 16 + static_cast<int>((d >> (e - 4)) & 15));
+}
+
+class duration_hist {
+ public:
+  void add(std::int64_t d) {
+    std::uint16_t const b = bucket_of(d);
+    // Most durations fall in a bucket of the last few: looked for from the one used last.
+    if (last_ < bins_.size() && bins_[last_].bucket == b) {
+      ++bins_[last_].count;
+      bins_[last_].sum += d;
+      return;
+    }
+    auto const it = std::lower_bound(bins_.begin(), bins_.end(), b,
+                                     [](bin const& x, std::uint16_t v) { return x.bucket < v; });
+    if (it != bins_.end() && it->bucket == b) {
+      ++it->count;
+      it->sum += d;
+      last_ = static_cast<std::size_t>(it - bins_.begin());
+    } else {
+      last_ = static_cast<std::size_t>(bins_.insert(it, {b, 1, d}) - bins_.begin());
+    }
+  }
+
+  void merge(duration_hist const& o) {
+    if (o.bins_.empty()) {
+      return;
+    }
+    std::vector<bin> out;
+    out.reserve(bins_.size() + o.bins_.size());
+    auto a = bins_.begin();
+    auto b = o.bins_.begin();
+    while (a != bins_.end() || b != o.bins_.end()) {
+      if (b == o.bins_.end() || (a != bins_.end() && a->bucket < b->bucket)) {
+        out.push_back(*a++);
+      } else if (a == bins_.end() || b->bucket < a->bucket) {
+        out.push_back(*b++);
+      } else {
+        out.push_back({a->bucket, a->count + b->count, a->sum + b->sum});
+        ++a;
+        ++b;
+      }
+    }
+    bins_ = std::move(out);
+    last_ = 0;
+  }
+
+  /// The nearest-rank p-quantile: the mean of its bucket's durations.
+  [[nodiscard]] double quantile(double p) const {
+    std::uint64_t total = 0;
+    for (auto const& x : bins_) {
+      total += x.count;
+    }
+    if (total == 0) {
+      return 0;
+    }
+    auto const rank = std::max<std::uint64_t>(
+        1, static_cast<std::uint64_t>(std::ceil(p * static_cast<double>(total))));
+    std::uint64_t seen = 0;
+    for (auto const& x : bins_) {
+      seen += x.count;
+      if (seen >= rank) {
+        return static_cast<double>(x.sum) / static_cast<double>(x.count);
+      }
+    }
+    return static_cast<double>(bins_.back().sum) / static_cast<double>(bins_.back().count);
+  }
+
+ private:
+  struct bin {
+    std::uint16_t bucket;
+    std::uint64_t count;
+    std::int64_t sum;
+  };
+  std::vector<bin> bins_;
+  std::size_t last_ = 0;
+};
+
+/// One (name, thread)'s share of a slice.
+struct cell {
+  std::int64_t total = 0;
+  std::int64_t self = 0;
+  std::int64_t gpu = 0;
+  std::int64_t dur_sum = 0;  ///< the full durations of the instances that ended here
+  std::uint64_t calls = 0;
+  duration_hist hist;
+};
+
+struct slice {
+  std::int64_t index = no_slice;  ///< absolute: the slice [index, index + 1) * slice_ns
+  std::unordered_map<std::uint64_t, cell> cells;
+  std::uint64_t ranges = 0;
+  std::uint64_t gpu_ops = 0;
+  std::int64_t gpu_ns = 0;
+};
+
+/// A row's name.
+struct name_entry {
+  std::string domain;
+  std::string name;
+};
+
+/// One process's names in one domain as they came, each with the row it counts in (most
+/// ranges find theirs here, without folding or copying their name again).
+struct raw_names {
+  std::unordered_map<std::string_view, std::uint32_t> ids;
+  std::deque<std::string> texts;  ///< what `ids`' keys view
+};
+
+/// GPU work whose launching call was on a thread at `call_ns`.
+struct gpu_item {
+  std::int64_t call_ns;
+  std::int64_t gpu_ns;
+};
+
+/// An ended range (threads of processes with GPU work: the work may come after it).
+struct past_range {
+  std::uint32_t name;
+  std::int64_t start_ns;
+  std::int64_t end_ns;
+};
+
+struct thread_entry {
+  std::uint32_t pid = 0;
+  std::uint64_t tid = 0;
+  std::string name;
+  /// Per domain, the time of the ended ranges under each depth's open range (self time).
+  std::vector<std::pair<std::uint32_t, std::vector<std::int64_t>>> children;
+  std::deque<gpu_item> pending;  ///< by call time, for ranges that end later
+  std::deque<past_range> past;   ///< by end
+
+  std::vector<std::int64_t>& children_of(std::uint32_t domain) {
+    for (auto& [d, v] : children) {
+      if (d == domain) {
+        return v;
+      }
+    }
+    children.emplace_back(domain, std::vector<std::int64_t>{});
+    return children.back().second;
+  }
+};
+
+/// A launching call, or GPU work waiting for its call's record.
+struct call_at {
+  std::uint32_t thread;
+  std::int64_t ns;
+};
+
+struct process_entry {
+  std::string command;
+  std::int64_t start_ns = 0;
+  bool gpu = false;  ///< CUPTI loaded, or GPU records seen
+  gpu_detail_periods periods;
+  std::unordered_map<std::uint32_t, call_at> calls;  ///< by correlation id
+  std::deque<std::uint32_t> call_order;
+  std::unordered_map<std::uint32_t, std::int64_t> waiting;  ///< GPU ns by correlation id
+  std::deque<std::uint32_t> waiting_order;
+};
+
+/// An open range given for the next snapshot.
+struct open_entry {
+  std::uint32_t thread;
+  std::uint32_t name;
+  std::uint32_t domain;
+  int depth;  ///< -1: start/end
+  std::int64_t start_ns;
+};
+
+constexpr std::size_t max_raw_names = 1U << 16U;
+constexpr std::size_t max_threads = 1U << 16U;
+constexpr std::size_t max_gpu_items = 1U << 16U;
+constexpr std::size_t max_past_scan = 4096;
+
+}  // namespace
+
+struct live_table::impl {
+  live_options o;
+  std::int64_t slices_in_window = 10;
+  std::vector<slice> slices;  ///< a ring: the window, the window before, and one more
+  std::int64_t newest = no_slice;
+  std::int64_t newest_end_ns = 0;
+  std::int64_t covered_from = std::numeric_limits<std::int64_t>::max();
+
+  std::vector<name_entry> names{{"", "(other)"}};
+  std::unordered_map<std::string, std::uint32_t> name_ids;
+  std::unordered_map<std::uint64_t, raw_names> raw;
+  std::uint64_t last_raw_key = ~std::uint64_t{0};
+  raw_names* last_raw = nullptr;
+
+  std::deque<thread_entry> threads{thread_entry{}};  ///< [0]: threads past the bound
+  std::unordered_map<std::uint64_t, std::uint32_t> thread_ids;
+  std::uint64_t last_thread_key = ~std::uint64_t{0};
+  std::uint32_t last_thread = 0;
+
+  std::unordered_map<std::uint32_t, process_entry> processes;
+  std::vector<open_entry> open;
+
+  explicit impl(live_options opt) : o{opt} {
+    o.window_ns = std::max<std::int64_t>(o.window_ns, 1'000'000);
+    o.slice_ns = std::clamp<std::int64_t>(o.slice_ns, 1'000'000, o.window_ns);
+    slices_in_window = (o.window_ns + o.slice_ns - 1) / o.slice_ns;
+    slices.resize(static_cast<std::size_t>(2 * slices_in_window + 2));
+  }
+
+  [[nodiscard]] std::int64_t slice_of(std::int64_t ns) const noexcept {
+    return ns >= 0 ? ns / o.slice_ns : (ns - o.slice_ns + 1) / o.slice_ns;
+  }
+  slice& slot(std::int64_t s) {
+    auto const k = static_cast<std::int64_t>(slices.size());
+    return slices[static_cast<std::size_t>(((s % k) + k) % k)];
+  }
+  /// Slice `s` when it is kept, else null.
+  [[nodiscard]] slice* kept(std::int64_t s) {
+    slice& sl = slot(s);
+    return sl.index == s ? &sl : nullptr;
+  }
+
+  /// Moves the newest slice to `s`, emptying the slots of the slices that fall out.
+  void advance(std::int64_t s) {
+    if (newest != no_slice && s <= newest) {
+      return;
+    }
+    auto const k = static_cast<std::int64_t>(slices.size());
+    std::int64_t const from = newest == no_slice || s - newest > k ? s - k + 1 : newest + 1;
+    for (std::int64_t i = from; i <= s; ++i) {
+      slice& sl = slot(i);
+      sl.index = i;
+      sl.cells.clear();
+      sl.ranges = 0;
+      sl.gpu_ops = 0;
+      sl.gpu_ns = 0;
+    }
+    newest = s;
+  }
+
+  /// The cell of `key` in slice `s` (kept), or the slice's "(other)" cell when it is full.
+  cell& cell_at(slice& sl, std::uint64_t key) {
+    auto const it = sl.cells.find(key);
+    if (it != sl.cells.end()) {
+      return it->second;
+    }
+    return sl.cells[sl.cells.size() < o.max_cells ? key : 0];
+  }
+
+  std::uint32_t thread_of(std::uint32_t pid, std::uint64_t tid) {
+    std::uint64_t const key = (std::uint64_t{pid} << 32U) | (tid & 0xFFFF'FFFFU);
+    if (key == last_thread_key) {
+      return last_thread;
+    }
+    std::uint32_t idx = 0;
+    if (auto const it = thread_ids.find(key); it != thread_ids.end()) {
+      idx = it->second;
+    } else if (threads.size() < max_threads) {
+      idx = static_cast<std::uint32_t>(threads.size());
+      threads.emplace_back();
+      threads.back().pid = pid;
+      threads.back().tid = tid;
+      thread_ids.emplace(key, idx);
+    }
+    last_thread_key = key;
+    last_thread = idx;
+    return idx;
+  }
+
+  std::uint32_t name_of(std::uint32_t pid, std::uint32_t domain, std::string_view domain_name,
+                        std::string_view name) {
+    std::uint64_t const key = (std::uint64_t{pid} << 32U) | domain;
+    if (key != last_raw_key) {
+      last_raw = &raw[key];
+      last_raw_key = key;
+    }
+    raw_names& rn = *last_raw;
+    if (auto const it = rn.ids.find(name); it != rn.ids.end()) {
+      return it->second;
+    }
+    std::string const folded = o.fold_numbers ? fold_digits(name) : std::string{name};
+    std::string row_key{domain_name};
+    row_key += '\x1f';
+    row_key += folded;
+    std::uint32_t id = 0;
+    if (auto const it = name_ids.find(row_key); it != name_ids.end()) {
+      id = it->second;
+    } else if (names.size() < o.max_names) {
+      id = static_cast<std::uint32_t>(names.size());
+      names.push_back({std::string{domain_name}, folded});
+      name_ids.emplace(std::move(row_key), id);
+    }
+    if (rn.texts.size() >= max_raw_names) {
+      rn.ids.clear();  // numbered names without end: start over (folding again is cheap)
+      rn.texts.clear();
+    }
+    rn.texts.emplace_back(name);
+    rn.ids.emplace(rn.texts.back(), id);
+    return id;
+  }
+
+  /// Counts an instance [start, end] of `name` on `thread` (its self and GPU time).
+  void add(std::uint32_t name, std::uint32_t thread, std::int64_t start, std::int64_t end,
+           std::int64_t self, std::int64_t gpu) {
+    std::int64_t const dur = end - start;
+    std::int64_t const last = slice_of(end);
+    advance(last);
+    std::int64_t const first_kept = newest - static_cast<std::int64_t>(slices.size()) + 1;
+    if (last < first_kept) {
+      return;  // older than anything kept
+    }
+    std::uint64_t const key = (std::uint64_t{name} << 32U) | thread;
+    std::int64_t const first = std::max(slice_of(start), first_kept);
+    slice& end_slice = slot(last);
+    if (slice_of(start) == last) {  // most ranges: within one slice
+      cell& c = cell_at(end_slice, key);
+      c.total += dur;
+      c.self += self;
+    } else {
+      for (std::int64_t s = first; s <= last; ++s) {
+        std::int64_t const a = std::max(start, s * o.slice_ns);
+        std::int64_t const b = std::min(end, (s + 1) * o.slice_ns);
+        if (b <= a) {
+          continue;
+        }
+        cell& c = cell_at(slot(s), key);
+        c.total += b - a;
+        c.self += static_cast<std::int64_t>(static_cast<double>(self) * static_cast<double>(b - a) /
+                                            static_cast<double>(dur));
+      }
+    }
+    cell& c = cell_at(end_slice, key);
+    ++c.calls;
+    c.dur_sum += dur;
+    c.gpu += gpu;
+    c.hist.add(dur);
+    ++end_slice.ranges;
+  }
+
+  process_entry& process(std::uint32_t pid) { return processes[pid]; }
+
+  /// GPU work of `gpu_ns` launched from `thread` at `call_ns`: under the ranges ended around
+  /// the call now, under those still to end later.
+  void attribute(std::uint32_t thread, std::int64_t call_ns, std::int64_t gpu_ns) {
+    thread_entry& t = threads[thread];
+    std::size_t scanned = 0;
+    for (auto it = t.past.rbegin(); it != t.past.rend() && it->end_ns >= call_ns; ++it) {
+      if (++scanned > max_past_scan) {
+        break;
+      }
+      if (it->start_ns <= call_ns) {
+        if (slice* sl = kept(slice_of(it->end_ns))) {
+          cell_at(*sl, (std::uint64_t{it->name} << 32U) | thread).gpu += gpu_ns;
+        }
+      }
+    }
+    auto at = t.pending.end();
+    while (at != t.pending.begin() && std::prev(at)->call_ns > call_ns) {
+      --at;
+    }
+    t.pending.insert(at, {call_ns, gpu_ns});
+    std::int64_t const oldest = newest_end_ns - 2 * o.window_ns;
+    while (!t.pending.empty() &&
+           (t.pending.size() > max_gpu_items || t.pending.front().call_ns < oldest)) {
+      t.pending.pop_front();
+    }
+  }
+
+  [[nodiscard]] static std::int64_t gpu_between(thread_entry const& t, std::int64_t from,
+                                                std::int64_t to) {
+    auto it = std::lower_bound(t.pending.begin(), t.pending.end(), from,
+                               [](gpu_item const& g, std::int64_t v) { return g.call_ns < v; });
+    std::int64_t sum = 0;
+    for (; it != t.pending.end() && it->call_ns <= to; ++it) {
+      sum += it->gpu_ns;
+    }
+    return sum;
+  }
+
+  void gpu_work(std::uint32_t pid, std::uint32_t correlation, std::int64_t start,
+                std::int64_t end) {
+    process_entry& p = process(pid);
+    p.gpu = true;
+    std::int64_t const dur = std::max<std::int64_t>(0, end - start);
+    advance(slice_of(end));
+    if (slice* sl = kept(slice_of(end))) {
+      ++sl->gpu_ops;
+      sl->gpu_ns += dur;
+    }
+    if (correlation == 0) {
+      return;  // a migration: launched by no call
+    }
+    if (auto const it = p.calls.find(correlation); it != p.calls.end()) {
+      attribute(it->second.thread, it->second.ns, dur);
+      return;
+    }
+    if (p.waiting.emplace(correlation, dur).second) {
+      p.waiting_order.push_back(correlation);
+      if (p.waiting_order.size() > max_gpu_items) {
+        p.waiting.erase(p.waiting_order.front());
+        p.waiting_order.pop_front();
+      }
+    } else {
+      p.waiting[correlation] += dur;
+    }
+  }
+};
+
+live_table::live_table(live_options options) : d_{std::make_unique<impl>(options)} {}
+
+live_table::~live_table() = default;
+
+std::int64_t live_table::newest_ns() const noexcept { return d_->newest_end_ns; }
+
+void live_table::begin_process(process_info const& p) {
+  process_entry& e = d_->process(p.pid);
+  e.command = p.command;
+  e.start_ns = p.start_ns;
+}
+
+void live_table::on_thread(thread_info const& t) {
+  d_->threads[d_->thread_of(t.pid, t.tid)].name = std::string{t.name};
+}
+
+void live_table::on_range(range_info const& r) {
+  if (r.end_ns < r.start_ns || is_gpu_detail_range(r.attr.domain_name, r.name)) {
+    return;
+  }
+  impl& d = *d_;
+  std::uint32_t const thread = d.thread_of(r.pid, r.tid);
+  std::uint32_t const name = d.name_of(r.pid, r.attr.domain, r.attr.domain_name, r.name);
+  std::int64_t const dur = r.end_ns - r.start_ns;
+  std::int64_t self = dur;
+  thread_entry& t = d.threads[thread];
+  if (r.style == range_style::push_pop && r.depth >= 0) {
+    auto& acc = t.children_of(r.attr.domain);
+    auto const depth = static_cast<std::size_t>(r.depth);
+    if (acc.size() < depth + 2) {
+      acc.resize(depth + 2, 0);
+    }
+    self = std::max<std::int64_t>(0, dur - acc[depth + 1]);
+    acc[depth + 1] = 0;
+    acc[depth] += dur;
+  }
+  std::int64_t const gpu = t.pending.empty() ? 0 : impl::gpu_between(t, r.start_ns, r.end_ns);
+  d.newest_end_ns = std::max(d.newest_end_ns, r.end_ns);
+  auto const p = d.processes.find(r.pid);
+  std::int64_t const floor = p != d.processes.end() ? p->second.start_ns : 0;
+  d.covered_from = std::min(d.covered_from, std::max(r.start_ns, floor));
+  d.add(name, thread, r.start_ns, r.end_ns, self, gpu);
+  if (p != d.processes.end() && p->second.gpu) {
+    t.past.push_back({name, r.start_ns, r.end_ns});
+    std::int64_t const oldest = d.newest_end_ns - 2 * d.o.window_ns;
+    while (!t.past.empty() && (t.past.size() > max_gpu_items || t.past.front().end_ns < oldest)) {
+      t.past.pop_front();
+    }
+  }
+}
+
+void live_table::on_api(api_info const& a) {
+  impl& d = *d_;
+  process_entry& p = d.process(a.pid);
+  p.gpu = true;
+  std::uint32_t const thread = d.thread_of(a.pid, a.raw.tid);
+  std::uint32_t const corr = a.raw.correlation;
+  if (auto const w = p.waiting.find(corr); w != p.waiting.end()) {
+    d.attribute(thread, a.raw.start, w->second);
+    p.waiting.erase(w);
+    return;
+  }
+  if (p.calls.emplace(corr, call_at{thread, a.raw.start}).second) {
+    p.call_order.push_back(corr);
+    if (p.call_order.size() > max_gpu_items) {
+      p.calls.erase(p.call_order.front());
+      p.call_order.pop_front();
+    }
+  }
+}
+
+void live_table::on_kernel(kernel_info const& k) {
+  d_->gpu_work(k.pid, k.raw.correlation, k.raw.start, k.raw.end);
+}
+
+void live_table::on_memcpy(memcpy_info const& m) {
+  d_->gpu_work(m.pid, m.raw.correlation, m.raw.start, m.raw.end);
+}
+
+void live_table::on_memset(memset_info const& m) {
+  d_->gpu_work(m.pid, m.raw.correlation, m.raw.start, m.raw.end);
+}
+
+void live_table::on_gpu_info(gpu_info const& g) {
+  process_entry& p = d_->process(g.pid);
+  if (g.key == "cupti") {
+    p.gpu = p.gpu || g.value == "loaded";
+  } else if (g.key == "gpu_sample" || g.key == "gpu_detail") {
+    p.gpu = true;
+    p.periods.on_info(g.key, g.value);
+  }
+}
+
+void live_table::add_open(range_info const& r) {
+  impl& d = *d_;
+  d.open.push_back({d.thread_of(r.pid, r.tid),
+                    d.name_of(r.pid, r.attr.domain, r.attr.domain_name, r.name), r.attr.domain,
+                    r.style == range_style::push_pop ? r.depth : -1, r.start_ns});
+}
+
+namespace {
+
+/// A row being summed from the slices.
+struct row_sum {
+  std::uint32_t name = 0;
+  std::uint32_t thread = 0;  ///< the first thread seen
+  std::vector<std::uint32_t> threads;
+  cell now;
+  std::uint64_t prev_calls = 0;
+  std::int64_t prev_dur = 0;
+  bool open = false;
+
+  void saw_thread(std::uint32_t t) {
+    if (threads.size() < 64 && std::find(threads.begin(), threads.end(), t) == threads.end()) {
+      threads.push_back(t);
+    }
+  }
+};
+
+}  // namespace
+
+live_snapshot live_table::snapshot(std::int64_t now_ns, bool by_thread) {
+  impl& d = *d_;
+  live_snapshot out;
+  std::int64_t const s_now = d.slice_of(now_ns);
+  d.advance(s_now);
+  std::int64_t const n = d.slices_in_window;
+  // The n slices before the current one, and what of it has passed: the window is at least
+  // window_ns long (less only while the data covers less).
+  std::int64_t const win_first = s_now - n;
+  std::int64_t const start = std::min(
+      now_ns,
+      std::max(win_first * d.o.slice_ns, d.covered_from == std::numeric_limits<std::int64_t>::max()
+                                             ? now_ns
+                                             : d.covered_from));
+  out.start_ns = start;
+  out.end_ns = now_ns;
+  std::int64_t const span = std::max<std::int64_t>(now_ns - start, 1);
+  out.seconds = static_cast<double>(span) / 1e9;
+  // The window before: counted when the data reaches back over half of it at least.
+  out.previous = d.covered_from <= win_first * d.o.slice_ns - d.o.window_ns / 2;
+
+  std::unordered_map<std::uint64_t, row_sum> rows;
+  auto row_key = [by_thread](std::uint64_t cell_key) {
+    return by_thread ? cell_key : cell_key >> 32U;
+  };
+  for (std::int64_t s = win_first; s <= s_now; ++s) {
+    slice const* sl = d.kept(s);
+    if (sl == nullptr) {
+      continue;
+    }
+    out.ranges += sl->ranges;
+    out.gpu_ops += sl->gpu_ops;
+    out.gpu_ns += sl->gpu_ns;
+    for (auto const& [key, c] : sl->cells) {
+      row_sum& r = rows[row_key(key)];
+      auto const thread = static_cast<std::uint32_t>(key & 0xFFFF'FFFFU);
+      if (r.threads.empty()) {
+        r.name = static_cast<std::uint32_t>(key >> 32U);
+        r.thread = thread;
+      }
+      r.saw_thread(thread);
+      r.now.total += c.total;
+      r.now.self += c.self;
+      r.now.gpu += c.gpu;
+      r.now.calls += c.calls;
+      r.now.dur_sum += c.dur_sum;
+      r.now.hist.merge(c.hist);
+    }
+  }
+  if (out.previous) {
+    for (std::int64_t s = win_first - n; s < win_first; ++s) {
+      if (slice const* sl = d.kept(s)) {
+        for (auto const& [key, c] : sl->cells) {
+          auto const it = rows.find(row_key(key));
+          if (it != rows.end()) {
+            it->second.prev_calls += c.calls;
+            it->second.prev_dur += c.dur_sum;
+          }
+        }
+      }
+    }
+  }
+  // Open ranges, up to now: each thread's stack in a domain, outermost first.
+  std::sort(d.open.begin(), d.open.end(), [](open_entry const& a, open_entry const& b) {
+    return std::tie(a.thread, a.domain, a.depth) < std::tie(b.thread, b.domain, b.depth);
+  });
+  for (std::size_t i = 0; i < d.open.size(); ++i) {
+    open_entry const& e = d.open[i];
+    std::int64_t const len = std::max<std::int64_t>(0, now_ns - std::max(e.start_ns, start));
+    std::int64_t self = len;
+    thread_entry& t = d.threads[e.thread];
+    if (e.depth >= 0) {
+      if (i + 1 < d.open.size() && d.open[i + 1].thread == e.thread &&
+          d.open[i + 1].domain == e.domain && d.open[i + 1].depth == e.depth + 1) {
+        self -= std::max<std::int64_t>(0, now_ns - std::max(d.open[i + 1].start_ns, start));
+      }
+      auto const& acc = t.children_of(e.domain);
+      auto const child = static_cast<std::size_t>(e.depth) + 1;
+      if (child < acc.size()) {
+        self -= std::min(acc[child], len);
+      }
+    }
+    std::uint64_t const key = (std::uint64_t{e.name} << 32U) | e.thread;
+    row_sum& r = rows[row_key(key)];
+    if (r.threads.empty()) {
+      r.name = e.name;
+      r.thread = e.thread;
+    }
+    r.saw_thread(e.thread);
+    r.now.total += len;
+    r.now.self += std::max<std::int64_t>(0, self);
+    r.now.gpu += t.pending.empty() ? 0 : impl::gpu_between(t, std::max(e.start_ns, start), now_ns);
+    r.open = true;
+  }
+  d.open.clear();
+
+  out.rows.reserve(rows.size());
+  double const secs = out.seconds;
+  for (auto& [key, r] : rows) {
+    live_row row;
+    name_entry const& ne = d.names[r.name];
+    row.domain = ne.domain;
+    row.name = ne.name;
+    row.other = r.name == 0;
+    row.threads = r.threads.size();
+    thread_entry const& t = d.threads[r.thread];
+    if (r.threads.size() == 1 && r.thread != 0) {
+      row.pid = t.pid;
+      row.tid = t.tid;
+      row.thread = t.name.empty() ? std::to_string(t.tid) : t.name;
+    } else {
+      row.thread = std::to_string(r.threads.size()) + " threads";
+    }
+    row.calls = r.now.calls;
+    row.total_ns = r.now.total;
+    row.self_ns = r.now.self;
+    row.gpu_ns = r.now.gpu;
+    row.total_pct = 100.0 * static_cast<double>(r.now.total) / static_cast<double>(span);
+    row.self_pct = 100.0 * static_cast<double>(r.now.self) / static_cast<double>(span);
+    row.gpu_pct = 100.0 * static_cast<double>(r.now.gpu) / static_cast<double>(span);
+    row.calls_per_s = static_cast<double>(r.now.calls) / secs;
+    if (r.now.calls > 0) {
+      row.mean_ns = static_cast<double>(r.now.dur_sum) / static_cast<double>(r.now.calls);
+      row.p50_ns = r.now.hist.quantile(0.50);
+      row.p99_ns = r.now.hist.quantile(0.99);
+    }
+    row.trend = std::numeric_limits<double>::quiet_NaN();
+    if (out.previous && r.prev_calls > 0 && r.now.calls > 0) {
+      double const prev = static_cast<double>(r.prev_dur) / static_cast<double>(r.prev_calls);
+      row.trend = prev > 0 ? row.mean_ns / prev - 1 : row.trend;
+    }
+    row.fresh = out.previous && r.prev_calls == 0 && !r.open;
+    row.open = r.open;
+    out.rows.push_back(std::move(row));
+  }
+  std::sort(out.rows.begin(), out.rows.end(), [](live_row const& a, live_row const& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+  });
+  out.ranges_per_s = static_cast<double>(out.ranges) / secs;
+
+  // GPU detail: off, full, or sampled (raised while a trigger's raise lasts).
+  bool any_gpu = false;
+  bool sampled = false;
+  bool raised = false;
+  double covered = 0;
+  std::size_t sampled_processes = 0;
+  for (auto const& [pid, p] : d.processes) {
+    any_gpu = any_gpu || p.gpu;
+    if (!p.periods.sampled()) {
+      continue;
+    }
+    sampled = true;
+    ++sampled_processes;
+    std::int64_t in = 0;
+    for (auto const& per : p.periods.periods()) {
+      std::int64_t const a = std::max(per.start, start);
+      std::int64_t const b = std::min(per.end, now_ns);
+      in += std::max<std::int64_t>(0, b - a);
+      raised = raised || (per.raised && per.end > now_ns);
+    }
+    covered += static_cast<double>(in) / static_cast<double>(span);
+  }
+  out.gpu_state = raised ? "raised" : sampled ? "sampled" : any_gpu ? "full" : "off";
+  out.gpu_covered = sampled ? covered / static_cast<double>(sampled_processes) : 1.0;
+  return out;
+}
+
+double live_quantile(std::vector<std::int64_t> const& values, double p) {
+  duration_hist h;
+  for (std::int64_t v : values) {
+    h.add(v);
+  }
+  return h.quantile(p);
+}
+
+}  // namespace nvtxpp::capture
