@@ -263,13 +263,21 @@ struct live_table::impl {
     newest = s;
   }
 
-  /// The cell of `key` in slice `s` (kept), or the slice's "(other)" cell when it is full.
+  /// The cell of `key` in slice `sl`, or the slice's "(other)" cell when it is full. A key the
+  /// slice before held keeps its cell up to twice the bound: a program that makes new names
+  /// without end (a name per request) does not push its steady ranges into "(other)".
   cell& cell_at(slice& sl, std::uint64_t key) {
     auto const it = sl.cells.find(key);
     if (it != sl.cells.end()) {
       return it->second;
     }
-    return sl.cells[sl.cells.size() < o.max_cells ? key : 0];
+    if (sl.cells.size() < o.max_cells) {
+      return sl.cells[key];
+    }
+    slice const* before = sl.index != no_slice ? kept(sl.index - 1) : nullptr;
+    bool const steady =
+        before != nullptr && sl.cells.size() < 2 * o.max_cells && before->cells.count(key) != 0;
+    return sl.cells[steady ? key : 0];
   }
 
   std::uint32_t thread_of(std::uint32_t pid, std::uint64_t tid) {
@@ -662,6 +670,8 @@ live_snapshot live_table::snapshot(std::int64_t now_ns, bool by_thread) {
       row.pid = t.pid;
       row.tid = t.tid;
       row.thread = t.name.empty() ? std::to_string(t.tid) : t.name;
+    } else if (r.thread == 0) {
+      row.thread = "-";  // "(other)", or threads past the bound: no thread of its own
     } else {
       row.thread = std::to_string(r.threads.size()) + " threads";
     }

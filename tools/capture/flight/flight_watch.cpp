@@ -38,6 +38,7 @@ struct flight_watch::process {
   std::int64_t newest_ns = 0;
   std::uint64_t events = 0;
   std::uint64_t lapped = 0;
+  bool read_before = false;  ///< the ring was read once (what it lost before is no lapping)
   rec::file_header header{};
   rec::clock_map clock;
   std::string command;
@@ -259,8 +260,11 @@ void flight_watch::read_ring(process& p) {
   std::uint64_t const head = r->header().head.load();
   if (head > r->header().capacity && head - r->header().capacity > p.next) {
     lost_ = true;  // the ring lapped this reader: ranges may have opened unseen
-    p.lapped += head - r->header().capacity - p.next;
+    if (p.read_before) {
+      p.lapped += head - r->header().capacity - p.next;  // not the history before the first read
+    }
   }
+  p.read_before = true;
   std::uint64_t next = 0;
   auto const records = r->snapshot(p.next, &next);
   p.next = next;
