@@ -10,7 +10,8 @@
 //                           names (no digits: nothing folds), then the split until STOP;
 //                           READY after those
 //   flood RATE SECONDS OUT  "tick" ranges at about RATE a second (bursts of 1000 every 1000/RATE
-//                           s) for SECONDS; OUT: the mean time of a burst, ns (the bench's step)
+//                           s) for SECONDS; OUT: each burst's start and time, ns (the bench's
+//                           step: CLOCK_MONOTONIC, to tell the bursts top watched)
 #include <nvtx3/nvToolsExt.h>
 
 #include <sys/syscall.h>
@@ -22,6 +23,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -113,20 +116,21 @@ int flood(double rate, double seconds, char const* out) {
   constexpr int burst = 1000;
   auto const period = static_cast<std::int64_t>(1e9 * burst / rate);
   std::int64_t const end = now_ns() + static_cast<std::int64_t>(seconds * 1e9);
-  std::int64_t busy = 0;
-  std::int64_t bursts = 0;
+  std::vector<std::pair<std::int64_t, std::int64_t>> bursts;  // (start, ns) of each burst
+  bursts.reserve(static_cast<std::size_t>(seconds * rate / burst) + 16);
   for (std::int64_t t = now_ns(); t < end; t += period) {
     std::int64_t const a = now_ns();
     for (int k = 0; k < burst; ++k) {
       nvtxRangePushA("tick");
       nvtxRangePop();
     }
-    busy += now_ns() - a;
-    ++bursts;
+    bursts.emplace_back(a, now_ns() - a);
     sleep_until(t + period);
   }
   if (std::FILE* f = std::fopen(out, "w")) {
-    std::fprintf(f, "%.1f\n", static_cast<double>(busy) / static_cast<double>(bursts));
+    for (auto const& [at, ns] : bursts) {
+      std::fprintf(f, "%lld %lld\n", static_cast<long long>(at), static_cast<long long>(ns));
+    }
     std::fclose(f);
   }
   return 0;

@@ -6,9 +6,11 @@
 #include "../model/gpu_detail.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <memory>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
@@ -33,37 +35,54 @@ std::uint16_t bucket_of(std::int64_t d) noexcept {
 
 class duration_hist {
  public:
+  duration_hist() = default;
+  duration_hist(duration_hist&&) noexcept = default;
+  duration_hist& operator=(duration_hist&&) noexcept = default;
+  duration_hist(duration_hist const& o) : bins_{o.bins_}, adds_{o.adds_} {
+    if (o.dense_) {
+      dense_ = std::make_unique<dense>(*o.dense_);
+    }
+  }
+
   void add(std::int64_t d) {
     std::uint16_t const b = bucket_of(d);
-    // Most durations fall in a bucket of the last few: looked for from the one used last.
-    if (last_ < bins_.size() && bins_[last_].bucket == b) {
-      ++bins_[last_].count;
-      bins_[last_].sum += d;
-      return;
+    if (dense_) {
+      // A row that ranges keep coming to: its usual buckets counted in place.
+      auto const i = static_cast<unsigned>(b - dense_->base);
+      if (i < dense_buckets) {
+        ++dense_->count[i];
+        dense_->sum[i] += d;
+        return;
+      }
     }
     auto const it = std::lower_bound(bins_.begin(), bins_.end(), b,
                                      [](bin const& x, std::uint16_t v) { return x.bucket < v; });
     if (it != bins_.end() && it->bucket == b) {
       ++it->count;
       it->sum += d;
-      last_ = static_cast<std::size_t>(it - bins_.begin());
     } else {
-      last_ = static_cast<std::size_t>(bins_.insert(it, {b, 1, d}) - bins_.begin());
+      bins_.insert(it, {b, 1, d});
+    }
+    if (!dense_ && ++adds_ >= dense_after) {
+      make_dense();
     }
   }
 
+  /// Adds what `o` counted.
   void merge(duration_hist const& o) {
-    if (o.bins_.empty()) {
+    std::vector<bin> theirs = o.sorted();
+    if (theirs.empty()) {
       return;
     }
+    std::vector<bin> mine = sorted();
     std::vector<bin> out;
-    out.reserve(bins_.size() + o.bins_.size());
-    auto a = bins_.begin();
-    auto b = o.bins_.begin();
-    while (a != bins_.end() || b != o.bins_.end()) {
-      if (b == o.bins_.end() || (a != bins_.end() && a->bucket < b->bucket)) {
+    out.reserve(mine.size() + theirs.size());
+    auto a = mine.begin();
+    auto b = theirs.begin();
+    while (a != mine.end() || b != theirs.end()) {
+      if (b == theirs.end() || (a != mine.end() && a->bucket < b->bucket)) {
         out.push_back(*a++);
-      } else if (a == bins_.end() || b->bucket < a->bucket) {
+      } else if (a == mine.end() || b->bucket < a->bucket) {
         out.push_back(*b++);
       } else {
         out.push_back({a->bucket, a->count + b->count, a->sum + b->sum});
@@ -72,13 +91,14 @@ class duration_hist {
       }
     }
     bins_ = std::move(out);
-    last_ = 0;
+    dense_.reset();
   }
 
   /// The nearest-rank p-quantile: the mean of its bucket's durations.
   [[nodiscard]] double quantile(double p) const {
+    std::vector<bin> const all = sorted();
     std::uint64_t total = 0;
-    for (auto const& x : bins_) {
+    for (auto const& x : all) {
       total += x.count;
     }
     if (total == 0) {
@@ -87,13 +107,13 @@ class duration_hist {
     auto const rank = std::max<std::uint64_t>(
         1, static_cast<std::uint64_t>(std::ceil(p * static_cast<double>(total))));
     std::uint64_t seen = 0;
-    for (auto const& x : bins_) {
+    for (auto const& x : all) {
       seen += x.count;
       if (seen >= rank) {
         return static_cast<double>(x.sum) / static_cast<double>(x.count);
       }
     }
-    return static_cast<double>(bins_.back().sum) / static_cast<double>(bins_.back().count);
+    return static_cast<double>(all.back().sum) / static_cast<double>(all.back().count);
   }
 
  private:
@@ -102,8 +122,71 @@ class duration_hist {
     std::uint64_t count;
     std::int64_t sum;
   };
-  std::vector<bin> bins_;
-  std::size_t last_ = 0;
+  /// Buckets counted in place once a cell has had `dense_after` ranges: 8 octaves around
+  /// where its durations were (1.5 KiB, for the cells ranges keep coming to only).
+  static constexpr unsigned dense_buckets = 128;
+  static constexpr std::uint32_t dense_after = 64;
+  struct dense {
+    std::uint16_t base = 0;
+    std::array<std::uint32_t, dense_buckets> count{};
+    std::array<std::int64_t, dense_buckets> sum{};
+  };
+
+  void make_dense() {
+    // Centred on the median bucket so far.
+    std::uint64_t total = 0;
+    for (auto const& x : bins_) {
+      total += x.count;
+    }
+    std::uint16_t median = bins_.empty() ? 0 : bins_.back().bucket;
+    std::uint64_t seen = 0;
+    for (auto const& x : bins_) {
+      seen += x.count;
+      if (2 * seen >= total) {
+        median = x.bucket;
+        break;
+      }
+    }
+    dense_ = std::make_unique<dense>();
+    dense_->base =
+        static_cast<std::uint16_t>(median > dense_buckets / 2 ? median - dense_buckets / 2 : 0);
+    std::vector<bin> rest;
+    for (auto const& x : bins_) {
+      auto const i = static_cast<unsigned>(x.bucket - dense_->base);
+      if (i < dense_buckets) {
+        dense_->count[i] += static_cast<std::uint32_t>(x.count);
+        dense_->sum[i] += x.sum;
+      } else {
+        rest.push_back(x);
+      }
+    }
+    bins_ = std::move(rest);
+  }
+
+  /// Every bucket with a count, in order.
+  [[nodiscard]] std::vector<bin> sorted() const {
+    if (!dense_) {
+      return bins_;
+    }
+    std::vector<bin> out;
+    auto it = bins_.begin();
+    for (unsigned i = 0; i < dense_buckets; ++i) {
+      if (dense_->count[i] == 0) {
+        continue;
+      }
+      auto const b = static_cast<std::uint16_t>(dense_->base + i);
+      for (; it != bins_.end() && it->bucket < b; ++it) {
+        out.push_back(*it);
+      }
+      out.push_back({b, dense_->count[i], dense_->sum[i]});
+    }
+    out.insert(out.end(), it, bins_.end());
+    return out;
+  }
+
+  std::vector<bin> bins_;  ///< sorted by bucket: those not counted in place
+  std::unique_ptr<dense> dense_;
+  std::uint32_t adds_ = 0;
 };
 
 /// One (name, thread)'s share of a slice.
@@ -119,6 +202,9 @@ struct cell {
 struct slice {
   std::int64_t index = no_slice;  ///< absolute: the slice [index, index + 1) * slice_ns
   std::unordered_map<std::uint64_t, cell> cells;
+  /// The cells found lately, before the map (most ranges repeat a few names): key + 1 (0:
+  /// empty) and its cell. Emptied with the slice.
+  std::array<std::pair<std::uint64_t, cell*>, 16> recent{};
   std::uint64_t ranges = 0;
   std::uint64_t gpu_ops = 0;
   std::int64_t gpu_ns = 0;
@@ -130,11 +216,98 @@ struct name_entry {
   std::string name;
 };
 
-/// One process's names in one domain as they came, each with the row it counts in (most
-/// ranges find theirs here, without folding or copying their name again).
-struct raw_names {
-  std::unordered_map<std::string_view, std::uint32_t> ids;
-  std::deque<std::string> texts;  ///< what `ids`' keys view
+/// Whether two names are the same bytes (compared in place: names are short).
+bool same_text(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// One process's names in one domain as they came, each with the row it counts in: most
+/// ranges find theirs here, without folding or copying their name again. Looked up once a
+/// range, so an open-addressing table of its own (FNV-1a, linear probing, the hash compared
+/// before the bytes), not the library's map, whose chains cost more than the lookup itself.
+class raw_names {
+ public:
+  /// The row of `name` (of hash() `h`), or nullptr.
+  [[nodiscard]] std::uint32_t const* find(std::string_view name, std::uint64_t h) const noexcept {
+    if (slots_.empty()) {
+      return nullptr;
+    }
+    for (std::size_t i = h & mask_;; i = (i + 1) & mask_) {
+      slot const& e = slots_[i];
+      if (e.text == nullptr) {
+        return nullptr;
+      }
+      if (e.hash == h && same_text(*e.text, name)) {
+        return &e.id;
+      }
+    }
+  }
+
+  void add(std::string_view name, std::uint64_t h, std::uint32_t id) {
+    if (texts_.size() >= max_size) {
+      clear();  // numbered names without end: start over (folding again is cheap)
+    }
+    if (2 * (texts_.size() + 1) > slots_.size()) {
+      grow();
+    }
+    texts_.emplace_back(name);
+    put({h, id, &texts_.back()});
+  }
+
+  /// FNV-1a, its high bits folded down (the table and the cache before it use the low ones).
+  static std::uint64_t hash(std::string_view s) noexcept {
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    for (char c : s) {
+      h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+    }
+    return h ^ (h >> 29U);
+  }
+
+  static constexpr std::size_t max_size = 1U << 16U;
+
+ private:
+  struct slot {
+    std::uint64_t hash = 0;
+    std::uint32_t id = 0;
+    std::string const* text = nullptr;  ///< null: empty
+  };
+
+  void put(slot const& e) {
+    std::size_t i = e.hash & mask_;
+    while (slots_[i].text != nullptr) {
+      i = (i + 1) & mask_;
+    }
+    slots_[i] = e;
+  }
+
+  void grow() {
+    std::vector<slot> old = std::move(slots_);
+    slots_.assign(old.empty() ? 64 : 2 * old.size(), slot{});
+    mask_ = slots_.size() - 1;
+    for (auto const& e : old) {
+      if (e.text != nullptr) {
+        put(e);
+      }
+    }
+  }
+
+  void clear() {
+    slots_.clear();
+    texts_.clear();
+    mask_ = 0;
+  }
+
+  std::vector<slot> slots_;
+  std::size_t mask_ = 0;
+  std::deque<std::string> texts_;  ///< the names the slots point at (a deque: they stay put)
 };
 
 /// GPU work whose launching call was on a thread at `call_ns`.
@@ -196,7 +369,6 @@ struct open_entry {
   std::int64_t start_ns;
 };
 
-constexpr std::size_t max_raw_names = 1U << 16U;
 constexpr std::size_t max_threads = 1U << 16U;
 constexpr std::size_t max_gpu_items = 1U << 16U;
 constexpr std::size_t max_past_scan = 4096;
@@ -208,12 +380,23 @@ struct live_table::impl {
   std::int64_t slices_in_window = 10;
   std::vector<slice> slices;  ///< a ring: the window, the window before, and one more
   std::int64_t newest = no_slice;
+  std::int64_t hot_index = no_slice;  ///< slice_fast's slice, its bounds and slot
+  std::int64_t hot_lo = 0;
+  std::int64_t hot_hi = 0;
+  slice* hot_slot = nullptr;
   std::int64_t newest_end_ns = 0;
   std::int64_t covered_from = std::numeric_limits<std::int64_t>::max();
 
   std::vector<name_entry> names{{"", "(other)"}};
   std::unordered_map<std::string, std::uint32_t> name_ids;
   std::unordered_map<std::uint64_t, raw_names> raw;
+  struct recent_name {
+    std::uint64_t raw_key = ~std::uint64_t{0};
+    std::uint64_t hash = 0;
+    std::string text;
+    std::uint32_t id = 0;
+  };
+  std::array<recent_name, 16> recent_names;
   std::uint64_t last_raw_key = ~std::uint64_t{0};
   raw_names* last_raw = nullptr;
 
@@ -223,6 +406,8 @@ struct live_table::impl {
   std::uint32_t last_thread = 0;
 
   std::unordered_map<std::uint32_t, process_entry> processes;
+  std::uint32_t last_pid = 0;
+  process_entry* last_process = nullptr;
   std::vector<open_entry> open;
 
   explicit impl(live_options opt) : o{opt} {
@@ -256,6 +441,7 @@ struct live_table::impl {
       slice& sl = slot(i);
       sl.index = i;
       sl.cells.clear();
+      sl.recent = {};
       sl.ranges = 0;
       sl.gpu_ops = 0;
       sl.gpu_ns = 0;
@@ -267,17 +453,34 @@ struct live_table::impl {
   /// slice before held keeps its cell up to twice the bound: a program that makes new names
   /// without end (a name per request) does not push its steady ranges into "(other)".
   cell& cell_at(slice& sl, std::uint64_t key) {
-    auto const it = sl.cells.find(key);
-    if (it != sl.cells.end()) {
-      return it->second;
+    auto& recent = sl.recent[(key ^ (key >> 29U)) & 15U];
+    if (recent.first == key + 1) {
+      return *recent.second;
     }
-    if (sl.cells.size() < o.max_cells) {
-      return sl.cells[key];
+    cell* c = nullptr;
+    if (auto const it = sl.cells.find(key); it != sl.cells.end()) {
+      c = &it->second;
+    } else if (sl.cells.size() < o.max_cells) {
+      c = &sl.cells[key];
+    } else {
+      slice const* before = sl.index != no_slice ? kept(sl.index - 1) : nullptr;
+      bool const steady =
+          before != nullptr && sl.cells.size() < 2 * o.max_cells && before->cells.count(key) != 0;
+      c = &sl.cells[steady ? key : 0];
     }
-    slice const* before = sl.index != no_slice ? kept(sl.index - 1) : nullptr;
-    bool const steady =
-        before != nullptr && sl.cells.size() < 2 * o.max_cells && before->cells.count(key) != 0;
-    return sl.cells[steady ? key : 0];
+    recent = {key + 1, c};  // the map's nodes stay where they are until the slice is emptied
+    return *c;
+  }
+
+  /// slice_of(ns) for the slice most ranges end in, without a division.
+  std::int64_t slice_fast(std::int64_t ns) {
+    if (ns < hot_lo || ns >= hot_hi) {
+      hot_index = slice_of(ns);
+      hot_lo = hot_index * o.slice_ns;
+      hot_hi = hot_lo + o.slice_ns;
+      hot_slot = &slot(hot_index);
+    }
+    return hot_index;
   }
 
   std::uint32_t thread_of(std::uint32_t pid, std::uint64_t tid) {
@@ -307,9 +510,16 @@ struct live_table::impl {
       last_raw = &raw[key];
       last_raw_key = key;
     }
+    // The names of the last ranges first: a program repeats a few names.
+    std::uint64_t const h = raw_names::hash(name);
+    auto& recent = recent_names[h & (recent_names.size() - 1)];
+    if (recent.raw_key == key && recent.hash == h && same_text(recent.text, name)) {
+      return recent.id;
+    }
     raw_names& rn = *last_raw;
-    if (auto const it = rn.ids.find(name); it != rn.ids.end()) {
-      return it->second;
+    if (std::uint32_t const* id = rn.find(name, h)) {
+      recent = {key, h, std::string{name}, *id};
+      return *id;
     }
     std::string const folded = o.fold_numbers ? fold_digits(name) : std::string{name};
     std::string row_key{domain_name};
@@ -323,12 +533,8 @@ struct live_table::impl {
       names.push_back({std::string{domain_name}, folded});
       name_ids.emplace(std::move(row_key), id);
     }
-    if (rn.texts.size() >= max_raw_names) {
-      rn.ids.clear();  // numbered names without end: start over (folding again is cheap)
-      rn.texts.clear();
-    }
-    rn.texts.emplace_back(name);
-    rn.ids.emplace(rn.texts.back(), id);
+    rn.add(name, h, id);
+    recent = {key, h, std::string{name}, id};
     return id;
   }
 
@@ -336,31 +542,36 @@ struct live_table::impl {
   void add(std::uint32_t name, std::uint32_t thread, std::int64_t start, std::int64_t end,
            std::int64_t self, std::int64_t gpu) {
     std::int64_t const dur = end - start;
-    std::int64_t const last = slice_of(end);
+    std::int64_t const last = slice_fast(end);
     advance(last);
     std::int64_t const first_kept = newest - static_cast<std::int64_t>(slices.size()) + 1;
     if (last < first_kept) {
       return;  // older than anything kept
     }
     std::uint64_t const key = (std::uint64_t{name} << 32U) | thread;
-    std::int64_t const first = std::max(slice_of(start), first_kept);
-    slice& end_slice = slot(last);
-    if (slice_of(start) == last) {  // most ranges: within one slice
+    slice& end_slice = *hot_slot;
+    if (start >= hot_lo) {  // most ranges: within one slice
       cell& c = cell_at(end_slice, key);
       c.total += dur;
       c.self += self;
-    } else {
-      for (std::int64_t s = first; s <= last; ++s) {
-        std::int64_t const a = std::max(start, s * o.slice_ns);
-        std::int64_t const b = std::min(end, (s + 1) * o.slice_ns);
-        if (b <= a) {
-          continue;
-        }
-        cell& c = cell_at(slot(s), key);
-        c.total += b - a;
-        c.self += static_cast<std::int64_t>(static_cast<double>(self) * static_cast<double>(b - a) /
-                                            static_cast<double>(dur));
+      ++c.calls;
+      c.dur_sum += dur;
+      c.gpu += gpu;
+      c.hist.add(dur);
+      ++end_slice.ranges;
+      return;
+    }
+    // A range over slices: its time cut at their edges, its own time shared as its time is.
+    for (std::int64_t s = std::max(slice_of(start), first_kept); s <= last; ++s) {
+      std::int64_t const a = std::max(start, s * o.slice_ns);
+      std::int64_t const b = std::min(end, (s + 1) * o.slice_ns);
+      if (b <= a) {
+        continue;
       }
+      cell& c = cell_at(slot(s), key);
+      c.total += b - a;
+      c.self += static_cast<std::int64_t>(static_cast<double>(self) * static_cast<double>(b - a) /
+                                          static_cast<double>(dur));
     }
     cell& c = cell_at(end_slice, key);
     ++c.calls;
@@ -370,7 +581,13 @@ struct live_table::impl {
     ++end_slice.ranges;
   }
 
-  process_entry& process(std::uint32_t pid) { return processes[pid]; }
+  process_entry& process(std::uint32_t pid) {
+    if (pid != last_pid || last_process == nullptr) {
+      last_process = &processes[pid];  // the map's nodes stay where they are
+      last_pid = pid;
+    }
+    return *last_process;
+  }
 
   /// GPU work of `gpu_ns` launched from `thread` at `call_ns`: under the ranges ended around
   /// the call now, under those still to end later.
@@ -477,11 +694,10 @@ void live_table::on_range(range_info const& r) {
   }
   std::int64_t const gpu = t.pending.empty() ? 0 : impl::gpu_between(t, r.start_ns, r.end_ns);
   d.newest_end_ns = std::max(d.newest_end_ns, r.end_ns);
-  auto const p = d.processes.find(r.pid);
-  std::int64_t const floor = p != d.processes.end() ? p->second.start_ns : 0;
-  d.covered_from = std::min(d.covered_from, std::max(r.start_ns, floor));
+  process_entry const& p = d.process(r.pid);
+  d.covered_from = std::min(d.covered_from, std::max(r.start_ns, p.start_ns));
   d.add(name, thread, r.start_ns, r.end_ns, self, gpu);
-  if (p != d.processes.end() && p->second.gpu) {
+  if (p.gpu) {
     t.past.push_back({name, r.start_ns, r.end_ns});
     std::int64_t const oldest = d.newest_end_ns - 2 * d.o.window_ns;
     while (!t.past.empty() && (t.past.size() > max_gpu_items || t.past.front().end_ns < oldest)) {
