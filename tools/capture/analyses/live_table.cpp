@@ -715,8 +715,8 @@ void live_table::on_api(api_info const& a) {
   if (auto const w = p.waiting.find(corr); w != p.waiting.end()) {
     d.attribute(thread, a.raw.start, w->second);
     p.waiting.erase(w);
-    return;
   }
+  // Kept for the call's work still to come (a call may launch several operations).
   if (p.calls.emplace(corr, call_at{thread, a.raw.start}).second) {
     p.call_order.push_back(corr);
     if (p.call_order.size() > max_gpu_items) {
@@ -942,6 +942,7 @@ live_snapshot live_table::snapshot(std::int64_t now_ns, bool by_thread) {
   }
   out.gpu_state = raised ? "raised" : sampled ? "sampled" : any_gpu ? "full" : "off";
   out.gpu_covered = sampled ? covered / static_cast<double>(sampled_processes) : 1.0;
+  out.gpu_stale = out.gpu_state != "off" && out.gpu_ops == 0;
   return out;
 }
 

@@ -75,6 +75,9 @@ struct live_snapshot {
   /// The GPU detail state: "off" (no GPU records), "full", "sampled", "raised".
   std::string gpu_state = "off";
   double gpu_covered = 1;  ///< sampled: the share of the window its periods cover (0..1)
+  /// GPU detail is recorded but no GPU work of the window has reached the table (between
+  /// sampled periods, or CUPTI still holds the records): the GPU column is not current.
+  bool gpu_stale = false;
 };
 
 /// @brief The live table (see the file comment).

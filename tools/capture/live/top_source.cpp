@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -273,19 +274,28 @@ void top_source::poll() {
 }
 
 live_snapshot top_source::snapshot(bool by_thread) {
+  std::int64_t const began = monotonic_ns();
   std::int64_t const now = now_ns();
   if (watch_) {
     watch_->for_each_open(
         now, [](range_info const& r, void* table) { static_cast<live_table*>(table)->add_open(r); },
         table_.get());
   }
-  return table_->snapshot(now, by_thread);
+  live_snapshot snap = table_->snapshot(now, by_thread);
+  refresh_ns_ = monotonic_ns() - began;
+  return snap;
 }
 
 program_state top_source::state() const {
   program_state s;
   s.pid = program_;
   s.ended = ended_;
+  s.refresh_ns = refresh_ns_;
+  rusage self{};
+  if (::getrusage(RUSAGE_SELF, &self) == 0) {
+    s.top_cpu_s = static_cast<double>(self.ru_utime.tv_sec + self.ru_stime.tv_sec) +
+                  static_cast<double>(self.ru_utime.tv_usec + self.ru_stime.tv_usec) / 1e6;
+  }
   if (!watch_) {
     return s;
   }

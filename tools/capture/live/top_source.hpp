@@ -31,6 +31,8 @@ struct program_state {
   std::uint64_t lapped_bytes = 0;  ///< ring bytes overwritten before top read them
   std::size_t processes = 0;       ///< processes followed
   bool ended = false;
+  std::int64_t refresh_ns = 0;  ///< how long the last snapshot took to compute (top's own cost)
+  double top_cpu_s = 0;         ///< top's own CPU time so far (user and system)
 };
 
 /// @brief One program watched.
@@ -93,6 +95,7 @@ class top_source {
   int launcher_status_ = -1;
   bool ended_ = false;
   std::int64_t ended_ns_ = 0;
+  std::int64_t refresh_ns_ = 0;
 };
 
 }  // namespace live

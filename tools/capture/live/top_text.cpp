@@ -53,10 +53,11 @@ std::string format_uptime(double seconds) {
 
 /// The GPU detail state; sampled, with the share of the window its periods cover.
 std::string gpu_words(live_snapshot const& snap) {
+  std::string words = snap.gpu_state;
   if (snap.gpu_state == "sampled" || snap.gpu_state == "raised") {
-    return fmt::format("{} {:.0f}%", snap.gpu_state, 100 * snap.gpu_covered);
+    words += fmt::format(" {:.0f}%", 100 * snap.gpu_covered);
   }
-  return snap.gpu_state;
+  return snap.gpu_stale ? words + ", stale" : words;
 }
 
 /// JSON string contents: quotes, backslashes and control characters escaped; bytes that are
@@ -312,14 +313,16 @@ std::string json_text(program_state const& p, live_snapshot const& snap, view_op
   std::string out = fmt::format(
       "{{\"program\":{},\"pid\":{},\"uptime_s\":{},\"ended\":{},\"window_s\":{},"
       "\"ranges\":{},\"ranges_per_s\":{},\"dropped\":{},\"lapped_bytes\":{},"
-      "\"gpu_detail\":{},\"gpu_covered\":{},\"gpu_ops\":{},\"gpu_ns\":{},\"sort\":{},"
-      "\"filter\":{},\"by_thread\":{},\"rows\":[",
+      "\"gpu_detail\":{},\"gpu_stale\":{},\"gpu_covered\":{},\"gpu_ops\":{},\"gpu_ns\":{},\"sort\":"
+      "{},"
+      "\"filter\":{},\"by_thread\":{},\"refresh_ms\":{},\"top_cpu_s\":{},\"rows\":[",
       json_string(p.command), p.pid,
       json_number(p.start_ns > 0 ? static_cast<double>(snap.end_ns - p.start_ns) / 1e9 : 0),
       p.ended ? "true" : "false", json_number(snap.seconds), snap.ranges,
       json_number(snap.ranges_per_s), p.dropped, p.lapped_bytes, json_string(snap.gpu_state),
-      json_number(snap.gpu_covered), snap.gpu_ops, snap.gpu_ns, json_string(to_string(v.sort)),
-      json_string(v.filter), v.by_thread ? "true" : "false");
+      snap.gpu_stale ? "true" : "false", json_number(snap.gpu_covered), snap.gpu_ops, snap.gpu_ns,
+      json_string(to_string(v.sort)), json_string(v.filter), v.by_thread ? "true" : "false",
+      json_number(static_cast<double>(p.refresh_ns) / 1e6), json_number(p.top_cpu_s));
   bool first = true;
   for (live_row const* r : rows.shown) {
     out += first ? "" : ",";
