@@ -94,10 +94,12 @@ def main():
         bursts = [tuple(map(int, line.split())) for line in open(out)]
     margin = 1_000_000_000
     steps = {False: [], True: []}
+    by_phase = [[] for _ in phases]
     for start, ns in bursts:
-        for a0, a1, watched in phases:
+        for i, (a0, a1, watched) in enumerate(phases):
             if a0 + margin <= start < a1:
                 steps[watched].append(ns)
+                by_phase[i].append(ns)
     print(f"nvtxpp-capture top's cost: {a.rate:.0f} ranges/s (bursts of 1000), phases of "
           f"{a.phase:.0f} s, {a.rounds} round(s)")
     print(f"{'step (1000 ranges)':<28} {'bursts':>7} {'mean ns':>10} {'median ns':>10}")
@@ -108,6 +110,14 @@ def main():
     print(f"{'ratio watched/unwatched':<28} {'':>7} "
           f"{statistics.mean(steps[True]) / statistics.mean(steps[False]):>10.3f} "
           f"{statistics.median(steps[True]) / statistics.median(steps[False]):>10.3f}")
+    if a.rounds >= 2:
+        # The machine's own noise: the same kind of phase, one round against another.
+        print(f"{'noise: unwatched 2 / 1':<28} {'':>7} "
+              f"{statistics.mean(by_phase[2]) / statistics.mean(by_phase[0]):>10.3f} "
+              f"{statistics.median(by_phase[2]) / statistics.median(by_phase[0]):>10.3f}")
+        print(f"{'noise: watched 2 / 1':<28} {'':>7} "
+              f"{statistics.mean(by_phase[3]) / statistics.mean(by_phase[1]):>10.3f} "
+              f"{statistics.median(by_phase[3]) / statistics.median(by_phase[1]):>10.3f}")
     for i, ((c, wall), o) in enumerate(zip(cpu, objs)):
         full = [x for x in o if x["window_s"] >= 9.5]
         steady = ""

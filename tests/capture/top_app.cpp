@@ -9,6 +9,8 @@
 //   names N READY STOP      a range of a 10,010-character name, N ranges of N distinct
 //                           names (no digits: nothing folds), then the split until STOP;
 //                           READY after those
+//   demo READY STOP         docs/top.md's screen: a trainer's steps whose "data" range grows,
+//                           beside a thread "loader"
 //   flood RATE SECONDS OUT  "tick" ranges at about RATE a second (bursts of 1000 every 1000/RATE
 //                           s) for SECONDS; OUT: each burst's start and time, ns (the bench's
 //                           step: CLOCK_MONOTONIC, to tell the bursts top watched)
@@ -18,11 +20,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -112,6 +116,45 @@ int names(long n, char const* ready, char const* stop) {
   return split("/dev/null", stop, nullptr);
 }
 
+/// docs/top.md's screen: a trainer whose "data" range grows (2 ms, and 0.15 ms more each second)
+/// inside steps of "forward" 6 ms, "backward" 9 ms and "optimizer" 1 ms, beside a thread
+/// "loader" that decodes 3 ms of every 5 ms; until STOP exists, READY after 10 steps.
+int demo(char const* ready, char const* stop) {
+  std::atomic<bool> done{false};
+  std::thread loader{[&done] {
+    name_this_thread("loader");
+    for (std::int64_t t = now_ns(); !done.load(); t += 5 * ms) {
+      nvtxRangePushA("decode batch");
+      sleep_until(t + 3 * ms);
+      nvtxRangePop();
+      sleep_until(t + 5 * ms);
+    }
+  }};
+  name_this_thread("train");
+  std::int64_t const began = now_ns();
+  for (std::uint64_t i = 1; !exists(stop); ++i) {
+    std::int64_t t = now_ns();
+    auto const data = 2 * ms + (t - began) * 15 / 100'000;  // 0.15 ms more each second
+    nvtxRangePushA(("step " + std::to_string(i)).c_str());
+    for (auto const& [name, len] : {std::pair<char const*, std::int64_t>{"data", data},
+                                    {"forward", 6 * ms},
+                                    {"backward", 9 * ms},
+                                    {"optimizer", 1 * ms}}) {
+      nvtxRangePushA(name);
+      t += len;
+      sleep_until(t);
+      nvtxRangePop();
+    }
+    nvtxRangePop();
+    if (i == 10) {
+      touch(ready);
+    }
+  }
+  done = true;
+  loader.join();
+  return 0;
+}
+
 int flood(double rate, double seconds, char const* out) {
   constexpr int burst = 1000;
   auto const period = static_cast<std::int64_t>(1e9 * burst / rate);
@@ -153,6 +196,9 @@ int main(int argc, char** argv) {
   }
   if (which == "names") {
     return names(std::atol(arg(2, "100000")), arg(3, "ready"), arg(4, "stop"));
+  }
+  if (which == "demo") {
+    return demo(arg(2, "ready"), arg(3, "stop"));
   }
   if (which == "flood") {
     return flood(std::atof(arg(2, "1000000")), std::atof(arg(3, "10")), arg(4, "flood.txt"));

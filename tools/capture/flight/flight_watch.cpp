@@ -24,6 +24,13 @@ namespace nvtxpp::capture {
 namespace rec = nvtxpp::recording;
 using testing::event_type;
 
+struct flight_watch::open_range {
+  std::string name;
+  std::uint32_t domain = 0;
+  std::int64_t start_ns = 0;
+  int depth = 0;  ///< in its domain on its thread, from 0
+};
+
 struct flight_watch::process {
   std::uint32_t pid = 0;
   std::unique_ptr<ring_file> ring;
@@ -45,12 +52,7 @@ struct flight_watch::process {
   std::map<std::uint32_t, std::string> strings;
   std::map<std::uint32_t, std::string> domains;
   std::map<std::uint64_t, std::string> thread_names;
-  struct open_range {
-    std::string name;
-    std::uint32_t domain = 0;
-    std::int64_t start_ns = 0;
-    int depth = 0;  ///< in its domain on its thread, from 0
-  };
+  using open_range = flight_watch::open_range;
   struct thread {
     std::uint32_t seq = 0;
     std::uint32_t expect = 0;  // offset in the block where the next piece must start
@@ -354,7 +356,7 @@ void flight_watch::read_chunk(process& p, unsigned char const* body, std::uint32
     char const* why = nullptr;
     q = rec::parse_record(q, end, e, t.last_ticks, why);
     if (q != nullptr) {
-      on_event(p, tid, e);
+      on_event(p, tid, t.stack, e);
     }
   }
   if (q == nullptr) {
@@ -378,7 +380,8 @@ std::string event_name(rec::raw_event const& e,
 
 }  // namespace
 
-void flight_watch::on_event(process& p, std::uint64_t tid, rec::raw_event const& e) {
+void flight_watch::on_event(process& p, std::uint64_t tid, std::vector<open_range>& stack,
+                            rec::raw_event const& e) {
   if (e.type != event_type::push && e.type != event_type::pop && e.type != event_type::start &&
       e.type != event_type::end) {
     return;
@@ -414,7 +417,6 @@ void flight_watch::on_event(process& p, std::uint64_t tid, rec::raw_event const&
     }
     return;
   }
-  auto& stack = p.threads[tid].stack;
   if (e.type == event_type::push) {
     int depth = 0;
     for (auto const& r : stack) {

@@ -98,7 +98,10 @@ class flight_watch {
 
  private:
   struct process;
-  void on_event(process& p, std::uint64_t tid, recording::raw_event const& e);
+  struct open_range;
+  /// (`stack`: thread `tid`'s open push/pop ranges, found once a chunk.)
+  void on_event(process& p, std::uint64_t tid, std::vector<open_range>& stack,
+                recording::raw_event const& e);
   /// Measures a range that `tid` ended (push/pop, or start/end begun by `start_tid`) against
   /// the triggers.
   /// (`depth`: a push/pop range's in its domain, -1 for a start/end range.)
