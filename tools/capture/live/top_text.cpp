@@ -100,6 +100,11 @@ std::string json_number(double v) {
   return std::isfinite(v) ? fmt::format("{:.6g}", v) : std::string{"null"};
 }
 
+/// Nanoseconds as a whole number (no exponent: 21384500, not 2.13845e+07).
+std::string json_ns(double v) {
+  return std::isfinite(v) ? fmt::format("{:.0f}", v) : std::string{"null"};
+}
+
 }  // namespace
 
 char const* to_string(sort_key k) noexcept {
@@ -334,8 +339,8 @@ std::string json_text(program_state const& p, live_snapshot const& snap, view_op
         "\"gpu_ns\":{},\"gpu_pct\":{}}}",
         json_string(r->domain), json_string(r->name), r->other ? "true" : "false",
         json_string(r->thread), r->threads, r->pid, r->tid, json_number(r->total_pct),
-        json_number(r->self_pct), r->calls, json_number(r->calls_per_s), json_number(r->mean_ns),
-        json_number(r->p50_ns), json_number(r->p99_ns), json_number(r->trend),
+        json_number(r->self_pct), r->calls, json_number(r->calls_per_s), json_ns(r->mean_ns),
+        json_ns(r->p50_ns), json_ns(r->p99_ns), json_number(r->trend),
         r->fresh ? "true" : "false", r->open ? "true" : "false", r->gpu_ns,
         json_number(r->gpu_pct));
   }
