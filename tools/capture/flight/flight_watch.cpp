@@ -252,7 +252,7 @@ std::optional<std::uint32_t> flight_watch::process::thread::follow(std::uint32_t
 
 void flight_watch::read_ring(process& p) {
   if (!p.ring) {
-    p.ring = std::make_unique<ring_file>(ring_path(raw_dir_, p.pid));
+    p.ring = std::make_unique<ring_file>(ring_path(raw_dir_, p.pid), false);  // read only
   }
   rec::ring const* r = p.ring->get();
   if (r == nullptr) {
