@@ -161,6 +161,7 @@ bool top_source::launch(std::vector<std::string> const& capture_options,
   args.emplace_back("--");
   args.insert(args.end(), program.begin(), program.end());
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (auto& a : args) {
     argv.push_back(a.data());
   }

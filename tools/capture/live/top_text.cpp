@@ -340,9 +340,8 @@ std::string json_text(program_state const& p, live_snapshot const& snap, view_op
         json_string(r->domain), json_string(r->name), r->other ? "true" : "false",
         json_string(r->thread), r->threads, r->pid, r->tid, json_number(r->total_pct),
         json_number(r->self_pct), r->calls, json_number(r->calls_per_s), json_ns(r->mean_ns),
-        json_ns(r->p50_ns), json_ns(r->p99_ns), json_number(r->trend),
-        r->fresh ? "true" : "false", r->open ? "true" : "false", r->gpu_ns,
-        json_number(r->gpu_pct));
+        json_ns(r->p50_ns), json_ns(r->p99_ns), json_number(r->trend), r->fresh ? "true" : "false",
+        r->open ? "true" : "false", r->gpu_ns, json_number(r->gpu_pct));
   }
   out += fmt::format("],\"more_rows\":{},\"more_total_pct\":{}}}\n", rows.more,
                      json_number(rows.more_total_pct));
