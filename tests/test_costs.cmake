@@ -49,7 +49,7 @@ set(NVTXPP_TEST_COSTS
   capture.top_exit_watched                         1.3   1.5   1.8
   capture.top_json                                 2.0   2.1   2.3
   capture.top_launch                               2.9   3.3   3.4
-  capture.top_names                                2.1   3.7   4.9
+  capture.top_names                                3.3   5.1   6.2
   capture.top_once                                 2.2   2.5   2.5
   capture.top_screen                               2.3   2.6   2.9
   capture.top_unchanged                            1.5   1.8   2.0

@@ -8,7 +8,7 @@
 //   steps N [STATUS]        N steps of the split, then exit STATUS
 //   names N READY STOP      a range of a 10,010-character name, N ranges of N distinct
 //                           names (no digits: nothing folds), then the split until STOP;
-//                           READY after those
+//                           READY after 60 of its steps
 //   demo READY STOP         docs/top.md's screen: a trainer's steps whose "data" range grows,
 //                           beside a thread "loader"
 //   flood RATE SECONDS OUT  "tick" ranges at about RATE a second (bursts of 1000 every 1000/RATE
@@ -77,13 +77,13 @@ void name_this_thread(char const* name) {
   nvtxNameOsThreadA(static_cast<std::uint32_t>(::syscall(SYS_gettid)), name);
 }
 
-int split(char const* ready, char const* stop, char const* out) {
+int split(char const* ready, char const* stop, char const* out, std::uint64_t ready_after = 10) {
   name_this_thread("main loop");
   std::int64_t t = now_ns();
   std::uint64_t i = 1;
   for (; !exists(stop); ++i) {
     t = step(i, t);
-    if (i == 10) {
+    if (i == ready_after) {
       touch(ready);
     }
     if (now_ns() > t + 20 * ms) {
@@ -112,8 +112,9 @@ int names(long n, char const* ready, char const* stop) {
     nvtxRangePushA(name.c_str());
     nvtxRangePop();
   }
-  touch(ready);
-  return split("/dev/null", stop, nullptr);
+  // READY after more than a second of steps: past the slice the names filled, whenever the
+  // machine lets the steps run again.
+  return split(ready, stop, nullptr, 60);
 }
 
 /// docs/top.md's screen: a trainer whose "data" range grows (2 ms, and 0.15 ms more each second)

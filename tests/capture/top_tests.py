@@ -268,7 +268,9 @@ def case_top_names(a, tmp):
     check(len(names) <= 4096 * 12 + 8, f"rows bounded: {len(names)}")
     check("(other)" in names, "the rest counted as (other)")
     check(sum(r["calls"] for r in obj["rows"]) == obj["ranges"], "no range lost, only lumped")
-    check({"A", "B", "C", "step *"} <= set(names), f"the steady rows have rows: {names[:8]}")
+    check({"A", "B", "C", "step *"} <= set(names), "the steady rows have rows: " + str(
+        [(r["name"][:20], r["calls"], round(r["total_pct"], 1), r["open"]) for r in obj["rows"][:8]])
+        + f" window {obj['window_s']} ranges {obj['ranges']}")
     check(took < 30, f"answers in time: {took:.1f} s")
     t = top(a, "--once", "--interval=200ms", prog)
     lines = t.stdout.splitlines()
