@@ -4,6 +4,7 @@
 // on names. No terminal, no clock, no files (ctest name capture.top_table).
 
 #include "analyses/live_table.hpp"
+#include "analyses/stats.hpp"
 
 #include "catch.hpp"
 
@@ -314,12 +315,29 @@ TEST_CASE("sampled GPU detail: the state and the share of the window its periods
   CHECK(table.snapshot(21 * s).gpu_state == "raised");
 }
 
-TEST_CASE("quantiles within 3%", "[top]") {
-  std::vector<std::int64_t> v;
+TEST_CASE("the durations' histogram: quantiles within 3%, exact for equal values", "[top]") {
+  namespace stats = nvtxpp::capture::stats;
+  stats::log_histogram h;  // 100,000 values: counted in place after the first 64
   for (std::int64_t i = 1; i <= 100000; ++i) {
-    v.push_back(i * 1000);
+    h.add(i * 1000);
   }
-  CHECK(cap::live_quantile(v, 0.5) == Approx(50'000'000).epsilon(0.03));
-  CHECK(cap::live_quantile(v, 0.99) == Approx(99'000'000).epsilon(0.03));
-  CHECK(cap::live_quantile({5, 5, 5}, 0.99) == 5);
+  CHECK(h.quantile(0.5) == Approx(50'000'000).epsilon(0.03));
+  CHECK(h.quantile(0.99) == Approx(99'000'000).epsilon(0.03));
+  stats::log_histogram few;
+  for (int i = 0; i < 3; ++i) {
+    few.add(5);
+  }
+  CHECK(few.quantile(0.99) == 5);
+  // Merged: as if counted together (a row summed over slices).
+  stats::log_histogram a;
+  stats::log_histogram b;
+  for (std::int64_t i = 0; i < 1000; ++i) {
+    a.add(6'000'000);
+    b.add(i < 990 ? 1'000 : 50'000'000);
+  }
+  a.merge(b);
+  CHECK(a.quantile(0.25) == Approx(1'000));
+  CHECK(a.quantile(0.5) == Approx(6'000'000));
+  CHECK(a.quantile(1.0) == Approx(50'000'000));
+  CHECK(stats::log_histogram{}.quantile(0.5) == 0);
 }

@@ -359,7 +359,13 @@ class tmux:
     """A tmux server of our own (its socket in the test's directory), one window of a shell."""
 
     def __init__(self, tmp, width=80, height=24):
-        self.base = ["tmux", "-S", os.path.join(tmp, "tmux.sock"), "-f", "/dev/null"]
+        sock = os.path.join(tmp, "tmux.sock")
+        self.base = ["tmux", "-S", sock, "-f", "/dev/null"]
+        # A test killed by its timeout runs no `finally`: this watchdog ends the server then.
+        subprocess.Popen(["sh", "-c", f"while kill -0 {os.getpid()} 2>/dev/null; do sleep 1; "
+                          f"done; tmux -S '{sock}' kill-server 2>/dev/null"],
+                         start_new_session=True, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
         env = dict(os.environ, TERM="screen")
         subprocess.run(self.base + ["new-session", "-d", "-x", str(width), "-y", str(height),
                                     "-s", "t", "env PS1='$ ' bash --norc --noprofile -i"],

@@ -4,6 +4,7 @@
 
 #include "../common/name_pattern.hpp"
 #include "../model/gpu_detail.hpp"
+#include "stats.hpp"
 
 #include <algorithm>
 #include <array>
@@ -22,173 +23,6 @@ namespace {
 
 constexpr std::int64_t no_slice = std::numeric_limits<std::int64_t>::min();
 
-/// Durations in log buckets: 0..31 ns exactly, then 16 buckets a power of two (each within
-/// 1/16 of its lower edge). A bucket keeps its durations' sum too, so that a quantile in a
-/// bucket of equal durations (a step that always takes 6 ms) is exact.
-std::uint16_t bucket_of(std::int64_t d) noexcept {
-  if (d < 32) {
-    return static_cast<std::uint16_t>(d < 0 ? 0 : d);
-  }
-  int const e = 63 - __builtin_clzll(static_cast<unsigned long long>(d));
-  return static_cast<std::uint16_t>(32 + (e - 5) * 16 + static_cast<int>((d >> (e - 4)) & 15));
-}
-
-class duration_hist {
- public:
-  duration_hist() = default;
-  duration_hist(duration_hist&&) noexcept = default;
-  duration_hist& operator=(duration_hist&&) noexcept = default;
-  duration_hist(duration_hist const& o) : bins_{o.bins_}, adds_{o.adds_} {
-    if (o.dense_) {
-      dense_ = std::make_unique<dense>(*o.dense_);
-    }
-  }
-
-  void add(std::int64_t d) {
-    std::uint16_t const b = bucket_of(d);
-    if (dense_) {
-      // A row that ranges keep coming to: its usual buckets counted in place.
-      auto const i = static_cast<unsigned>(b - dense_->base);
-      if (i < dense_buckets) {
-        ++dense_->count[i];
-        dense_->sum[i] += d;
-        return;
-      }
-    }
-    auto const it = std::lower_bound(bins_.begin(), bins_.end(), b,
-                                     [](bin const& x, std::uint16_t v) { return x.bucket < v; });
-    if (it != bins_.end() && it->bucket == b) {
-      ++it->count;
-      it->sum += d;
-    } else {
-      bins_.insert(it, {b, 1, d});
-    }
-    if (!dense_ && ++adds_ >= dense_after) {
-      make_dense();
-    }
-  }
-
-  /// Adds what `o` counted.
-  void merge(duration_hist const& o) {
-    std::vector<bin> theirs = o.sorted();
-    if (theirs.empty()) {
-      return;
-    }
-    std::vector<bin> mine = sorted();
-    std::vector<bin> out;
-    out.reserve(mine.size() + theirs.size());
-    auto a = mine.begin();
-    auto b = theirs.begin();
-    while (a != mine.end() || b != theirs.end()) {
-      if (b == theirs.end() || (a != mine.end() && a->bucket < b->bucket)) {
-        out.push_back(*a++);
-      } else if (a == mine.end() || b->bucket < a->bucket) {
-        out.push_back(*b++);
-      } else {
-        out.push_back({a->bucket, a->count + b->count, a->sum + b->sum});
-        ++a;
-        ++b;
-      }
-    }
-    bins_ = std::move(out);
-    dense_.reset();
-  }
-
-  /// The nearest-rank p-quantile: the mean of its bucket's durations.
-  [[nodiscard]] double quantile(double p) const {
-    std::vector<bin> const all = sorted();
-    std::uint64_t total = 0;
-    for (auto const& x : all) {
-      total += x.count;
-    }
-    if (total == 0) {
-      return 0;
-    }
-    auto const rank = std::max<std::uint64_t>(
-        1, static_cast<std::uint64_t>(std::ceil(p * static_cast<double>(total))));
-    std::uint64_t seen = 0;
-    for (auto const& x : all) {
-      seen += x.count;
-      if (seen >= rank) {
-        return static_cast<double>(x.sum) / static_cast<double>(x.count);
-      }
-    }
-    return static_cast<double>(all.back().sum) / static_cast<double>(all.back().count);
-  }
-
- private:
-  struct bin {
-    std::uint16_t bucket;
-    std::uint64_t count;
-    std::int64_t sum;
-  };
-  /// Buckets counted in place once a cell has had `dense_after` ranges: 8 octaves around
-  /// where its durations were (1.5 KiB, for the cells ranges keep coming to only).
-  static constexpr unsigned dense_buckets = 128;
-  static constexpr std::uint32_t dense_after = 64;
-  struct dense {
-    std::uint16_t base = 0;
-    std::array<std::uint32_t, dense_buckets> count{};
-    std::array<std::int64_t, dense_buckets> sum{};
-  };
-
-  void make_dense() {
-    // Centred on the median bucket so far.
-    std::uint64_t total = 0;
-    for (auto const& x : bins_) {
-      total += x.count;
-    }
-    std::uint16_t median = bins_.empty() ? 0 : bins_.back().bucket;
-    std::uint64_t seen = 0;
-    for (auto const& x : bins_) {
-      seen += x.count;
-      if (2 * seen >= total) {
-        median = x.bucket;
-        break;
-      }
-    }
-    dense_ = std::make_unique<dense>();
-    dense_->base =
-        static_cast<std::uint16_t>(median > dense_buckets / 2 ? median - dense_buckets / 2 : 0);
-    std::vector<bin> rest;
-    for (auto const& x : bins_) {
-      auto const i = static_cast<unsigned>(x.bucket - dense_->base);
-      if (i < dense_buckets) {
-        dense_->count[i] += static_cast<std::uint32_t>(x.count);
-        dense_->sum[i] += x.sum;
-      } else {
-        rest.push_back(x);
-      }
-    }
-    bins_ = std::move(rest);
-  }
-
-  /// Every bucket with a count, in order.
-  [[nodiscard]] std::vector<bin> sorted() const {
-    if (!dense_) {
-      return bins_;
-    }
-    std::vector<bin> out;
-    auto it = bins_.begin();
-    for (unsigned i = 0; i < dense_buckets; ++i) {
-      if (dense_->count[i] == 0) {
-        continue;
-      }
-      auto const b = static_cast<std::uint16_t>(dense_->base + i);
-      for (; it != bins_.end() && it->bucket < b; ++it) {
-        out.push_back(*it);
-      }
-      out.push_back({b, dense_->count[i], dense_->sum[i]});
-    }
-    out.insert(out.end(), it, bins_.end());
-    return out;
-  }
-
-  std::vector<bin> bins_;  ///< sorted by bucket: those not counted in place
-  std::unique_ptr<dense> dense_;
-  std::uint32_t adds_ = 0;
-};
-
 /// One (name, thread)'s share of a slice.
 struct cell {
   std::int64_t total = 0;
@@ -196,7 +30,7 @@ struct cell {
   std::int64_t gpu = 0;
   std::int64_t dur_sum = 0;  ///< the full durations of the instances that ended here
   std::uint64_t calls = 0;
-  duration_hist hist;
+  stats::log_histogram hist;
 };
 
 struct slice {
@@ -944,14 +778,6 @@ live_snapshot live_table::snapshot(std::int64_t now_ns, bool by_thread) {
   out.gpu_covered = sampled ? covered / static_cast<double>(sampled_processes) : 1.0;
   out.gpu_stale = out.gpu_state != "off" && out.gpu_ops == 0;
   return out;
-}
-
-double live_quantile(std::vector<std::int64_t> const& values, double p) {
-  duration_hist h;
-  for (std::int64_t v : values) {
-    h.add(v);
-  }
-  return h.quantile(p);
 }
 
 }  // namespace nvtxpp::capture

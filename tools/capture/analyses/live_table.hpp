@@ -112,8 +112,4 @@ class live_table : public trace_sink {
   std::unique_ptr<impl> d_;
 };
 
-/// @brief p-quantile (0..1) of durations kept as live_table keeps them (log buckets of 1/16
-/// octave: within 3%), for a test of the buckets: the quantile of `values`.
-[[nodiscard]] double live_quantile(std::vector<std::int64_t> const& values, double p);
-
 }  // namespace nvtxpp::capture
