@@ -26,8 +26,10 @@ ROOMS = {
                "analyses"],
     "flight": ["common", "model", "readers", "readers/raw", "writers", "writers/sqlite",
                "analyses", "launch"],
+    "live": ["common", "model", "readers", "readers/raw", "writers", "writers/sqlite",
+             "analyses", "launch", "flight"],
     "commands": ["common", "model", "readers", "readers/raw", "writers", "writers/sqlite",
-                 "analyses", "merge", "launch", "flight"],
+                 "analyses", "merge", "launch", "flight", "live"],
 }
 # Folders that are parts of one room (one component, split for size): they include each other.
 PARTS = {"inprocess/cuda": "inprocess"}

@@ -8,9 +8,10 @@ need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 for pkg in cmake ninja-build g++ clang libclang-rt-dev libfmt-dev catch2 libbenchmark-dev \
   libsqlite3-dev sqlite3 python3 openmpi-bin libopenmpi-dev \
-  zlib1g-dev; do
+  zlib1g-dev libncurses-dev tmux; do
   # Open MPI: the capture tests of real multi-rank launches (mpirun -np 4)
   # zlib: the no-rebuild annotation tests call into it
+  # ncurses: `nvtxpp-capture top`'s screen; tmux: its tests drive that screen as a terminal
   have_pkg "$pkg" || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

@@ -46,6 +46,13 @@ set(NVTXPP_TEST_COSTS
   capture.shared_stale_entries                     1.8   2.4   3.4
   capture.sigterm_many                             1.0   3.0   3.9
   capture.sqlite                                   0.9   2.7   6.5
+  capture.top_exit_watched                         1.3   1.5   1.8
+  capture.top_json                                 2.0   2.1   2.3
+  capture.top_launch                               2.9   3.3   3.4
+  capture.top_names                                3.3   5.1   6.2
+  capture.top_once                                 2.2   2.5   2.5
+  capture.top_screen                               2.3   2.6   2.9
+  capture.top_unchanged                            1.5   1.8   2.0
   capture.window_time_fork                         1.4   1.4   2.0
   consumer_cuda_cmake_17_gcc                       3.8   0.0   0.0
   consumer_cuda_cmake_17_separable_gcc             4.0   0.0   0.0
@@ -100,6 +107,8 @@ set(NVTXPP_TSAN_BUSY_TESTS
   capture.flight_api_call_detached
   capture.merge_parallel_errors test_threads capture.merge_json capture.sample_capture
   capture.sample_edge capture.sample_raise capture.sample_raise_job capture.sample_driver
-  capture.heavy_sample_capture capture.heavy_sample_raise)
+  capture.heavy_sample_capture capture.heavy_sample_raise
+  # 100,000 names made and read: the program and top each keep a core
+  capture.top_names)
 # Open MPI's teardown after a killed rank (the 10 s grace of job_tests.py), a hang timeout.
 set(NVTXPP_WAITING_TESTS capture.job_sigkill capture.fake_hang)

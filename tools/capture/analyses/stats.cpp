@@ -275,4 +275,129 @@ std::vector<double> benjamini_hochberg(std::vector<double> const& p) {
   return q;
 }
 
+log_histogram::log_histogram(log_histogram const& o) : bins_{o.bins_}, adds_{o.adds_} {
+  if (o.dense_) {
+    dense_ = std::make_unique<dense>(*o.dense_);
+  }
+}
+
+log_histogram& log_histogram::operator=(log_histogram const& o) {
+  if (this != &o) {
+    log_histogram copy{o};
+    *this = std::move(copy);
+  }
+  return *this;
+}
+
+void log_histogram::add_listed(std::uint16_t b, std::int64_t value) {
+  auto const it = std::lower_bound(bins_.begin(), bins_.end(), b,
+                                   [](bin const& x, std::uint16_t v) { return x.bucket < v; });
+  if (it != bins_.end() && it->bucket == b) {
+    ++it->count;
+    it->sum += value;
+  } else {
+    bins_.insert(it, {b, 1, value});
+  }
+  if (!dense_ && ++adds_ >= dense_after) {
+    make_dense();
+  }
+}
+
+void log_histogram::make_dense() {
+  // Centred on the median bucket so far.
+  std::uint64_t total = 0;
+  for (auto const& x : bins_) {
+    total += x.count;
+  }
+  std::uint16_t median = bins_.empty() ? 0 : bins_.back().bucket;
+  std::uint64_t seen = 0;
+  for (auto const& x : bins_) {
+    seen += x.count;
+    if (2 * seen >= total) {
+      median = x.bucket;
+      break;
+    }
+  }
+  dense_ = std::make_unique<dense>();
+  dense_->base =
+      static_cast<std::uint16_t>(median > dense_buckets / 2 ? median - dense_buckets / 2 : 0);
+  std::vector<bin> rest;
+  for (auto const& x : bins_) {
+    auto const i = static_cast<unsigned>(x.bucket - dense_->base);
+    if (i < dense_buckets) {
+      dense_->count[i] += static_cast<std::uint32_t>(x.count);
+      dense_->sum[i] += x.sum;
+    } else {
+      rest.push_back(x);
+    }
+  }
+  bins_ = std::move(rest);
+}
+
+std::vector<log_histogram::bin> log_histogram::sorted() const {
+  if (!dense_) {
+    return bins_;
+  }
+  std::vector<bin> out;
+  auto it = bins_.begin();
+  for (unsigned i = 0; i < dense_buckets; ++i) {
+    if (dense_->count[i] == 0) {
+      continue;
+    }
+    auto const b = static_cast<std::uint16_t>(dense_->base + i);
+    for (; it != bins_.end() && it->bucket < b; ++it) {
+      out.push_back(*it);
+    }
+    out.push_back({b, dense_->count[i], dense_->sum[i]});
+  }
+  out.insert(out.end(), it, bins_.end());
+  return out;
+}
+
+void log_histogram::merge(log_histogram const& o) {
+  std::vector<bin> const theirs = o.sorted();
+  if (theirs.empty()) {
+    return;
+  }
+  std::vector<bin> const mine = sorted();
+  std::vector<bin> out;
+  out.reserve(mine.size() + theirs.size());
+  auto a = mine.begin();
+  auto b = theirs.begin();
+  while (a != mine.end() || b != theirs.end()) {
+    if (b == theirs.end() || (a != mine.end() && a->bucket < b->bucket)) {
+      out.push_back(*a++);
+    } else if (a == mine.end() || b->bucket < a->bucket) {
+      out.push_back(*b++);
+    } else {
+      out.push_back({a->bucket, a->count + b->count, a->sum + b->sum});
+      ++a;
+      ++b;
+    }
+  }
+  bins_ = std::move(out);
+  dense_.reset();
+}
+
+double log_histogram::quantile(double p) const {
+  std::vector<bin> const all = sorted();
+  std::uint64_t total = 0;
+  for (auto const& x : all) {
+    total += x.count;
+  }
+  if (total == 0) {
+    return 0;
+  }
+  auto const rank = std::max<std::uint64_t>(
+      1, static_cast<std::uint64_t>(std::ceil(p * static_cast<double>(total))));
+  std::uint64_t seen = 0;
+  for (auto const& x : all) {
+    seen += x.count;
+    if (seen >= rank) {
+      return static_cast<double>(x.sum) / static_cast<double>(x.count);
+    }
+  }
+  return static_cast<double>(all.back().sum) / static_cast<double>(all.back().count);
+}
+
 }  // namespace nvtxpp::capture::stats

@@ -1,12 +1,15 @@
 /// @file
 /// @brief The statistics the analyses over traces share (the summary at exit, merge's
-/// cross-rank summary, `nvtxpp-capture diff`): medians, the Mann-Whitney U test, and the
-/// interval of the change that goes with it (Hodges-Lehmann / Moses). One room, so every table
+/// cross-rank summary, `nvtxpp-capture diff`, `top`'s live table): medians, the Mann-Whitney U
+/// test, and the interval of the change that goes with it (Hodges-Lehmann / Moses), and a
+/// histogram of durations for quantiles of streams too long to keep. One room, so every table
 /// computes a median the same way.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -88,5 +91,76 @@ struct mean_difference {
 /// @brief Benjamini-Hochberg: the adjusted p-values (q-values) of `p`, in the same order. An item
 /// whose q is at most alpha is a discovery at false discovery rate alpha.
 [[nodiscard]] std::vector<double> benjamini_hochberg(std::vector<double> const& p);
+
+/// @brief Durations (non-negative integers; ns) in log buckets, for quantiles of streams too
+/// long to keep (`top`'s rows: millions of ranges a second). Values 0..31 have a bucket each;
+/// above, 16 buckets a power of two, each within 1/16 of its lower edge. A bucket keeps the sum
+/// of its values, and a quantile is its bucket's mean: within 3% of the value, exact when the
+/// values in the bucket are equal (a step that always takes 6 ms). Buckets are a sorted list
+/// while few values came; after 64, the 128 buckets around their median are counted in place
+/// (1.5 KiB; add() is then an index and two additions).
+class log_histogram {
+ public:
+  log_histogram() = default;
+  log_histogram(log_histogram&&) noexcept = default;
+  log_histogram& operator=(log_histogram&&) noexcept = default;
+  log_histogram(log_histogram const& o);
+  log_histogram& operator=(log_histogram const& o);
+  ~log_histogram() = default;
+
+  /// @brief The bucket of `value` (negative values count as 0).
+  [[nodiscard]] static std::uint16_t bucket_of(std::int64_t value) noexcept {
+    if (value < 32) {
+      return static_cast<std::uint16_t>(value < 0 ? 0 : value);
+    }
+    int const e = 63 - __builtin_clzll(static_cast<unsigned long long>(value));
+    return static_cast<std::uint16_t>(32 + (e - 5) * 16 +
+                                      static_cast<int>((value >> (e - 4)) & 15));
+  }
+
+  /// @brief Counts one value.
+  void add(std::int64_t value) {
+    std::uint16_t const b = bucket_of(value);
+    if (dense_) {
+      auto const i = static_cast<unsigned>(b - dense_->base);
+      if (i < dense_buckets) {
+        ++dense_->count[i];
+        dense_->sum[i] += value;
+        return;
+      }
+    }
+    add_listed(b, value);
+  }
+
+  /// @brief Adds what `o` counted.
+  void merge(log_histogram const& o);
+
+  /// @brief The nearest-rank p-quantile (p in 0..1): the mean of its bucket's values; 0 when
+  /// empty.
+  [[nodiscard]] double quantile(double p) const;
+
+ private:
+  struct bin {
+    std::uint16_t bucket;
+    std::uint64_t count;
+    std::int64_t sum;
+  };
+  static constexpr unsigned dense_buckets = 128;
+  static constexpr std::uint32_t dense_after = 64;
+  struct dense {
+    std::uint16_t base = 0;
+    std::array<std::uint32_t, dense_buckets> count{};
+    std::array<std::int64_t, dense_buckets> sum{};
+  };
+
+  void add_listed(std::uint16_t b, std::int64_t value);
+  void make_dense();
+  /// Every bucket with a count, in order.
+  [[nodiscard]] std::vector<bin> sorted() const;
+
+  std::vector<bin> bins_;  ///< sorted by bucket: those not counted in place
+  std::unique_ptr<dense> dense_;
+  std::uint32_t adds_ = 0;
+};
 
 }  // namespace nvtxpp::capture::stats

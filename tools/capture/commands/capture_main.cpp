@@ -29,6 +29,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -57,6 +58,7 @@ constexpr char usage[] =
     "       nvtxpp-capture diff [options] BASE... --vs NEW...  (what changed, with statistics)\n"
     "       nvtxpp-capture dump PID          (a --flight-recorder run: dump its window now)\n"
     "       nvtxpp-capture stacks PID|FILE... (open ranges, CUDA calls now; group ranks' reports)\n"
+    "       nvtxpp-capture top PID | top -- program  (live: where the time goes now, by range)\n"
     "\n"
     "Runs program with the nvtxpp NVTX injection library and records every NVTX call.\n"
     "When it ends, writes a Chrome Trace Event JSON file (open it in https://ui.perfetto.dev\n"
@@ -281,6 +283,10 @@ struct capture_args {
   cli::gpu_sample_options sample;
   cap::annotate_calls annotate;
   int program = 0;  ///< argv index of the program (argc: none)
+  /// `nvtxpp-capture top -- program` (--top-channel=FD, not for users): where the recording
+  /// is goes to FD once the program is forked, and "end" once the program ended; the recording
+  /// is removed only once the reader closed its end (top reads the last window first).
+  int top_channel = -1;
 };
 
 /// Takes `a` when it is one of the --cuda options (bad values end the run with status 2).
@@ -360,6 +366,14 @@ std::optional<int> parse_args(int argc, char** argv, capture_args& c) {
       }
     } else if (a == "--lib") {
       c.lib = value();
+    } else if (a.rfind("--top-channel=", 0) == 0) {
+      char* end = nullptr;
+      long const fd = std::strtol(a.c_str() + 14, &end, 10);
+      if (*end != '\0' || fd < 3 || ::fcntl(static_cast<int>(fd), F_GETFD) < 0) {
+        fail(2, "--top-channel takes an open descriptor (it is nvtxpp-capture top's own)");
+      }
+      c.top_channel = static_cast<int>(fd);
+      ::fcntl(c.top_channel, F_SETFD, FD_CLOEXEC);  // the program does not inherit it
     } else if (a == "-h" || a == "--help") {
       std::fputs(usage, stdout);
       return 0;
@@ -397,6 +411,9 @@ void validate(capture_args& c) {
     c.flight.validate();
     c.sample.validate(c.cuda_mode, c.flight.enabled);
     c.flight.raise_ns = c.sample.raise_ns;
+    if (c.top_channel >= 0 && !c.flight.enabled) {
+      fail(2, "--top-channel needs --flight-recorder");
+    }
     if (c.flight.enabled) {
       if (!c.convert.empty()) {
         fail(2, "--flight-recorder records a run: not with --convert");
@@ -698,6 +715,32 @@ int exit_like(int status, int rc) {
   return WEXITSTATUS(status);
 }
 
+/// Writes `text` whole to top's side channel (a reader gone: nothing more to say).
+void tell_top(int fd, std::string const& text) {
+  std::size_t at = 0;
+  while (fd >= 0 && at < text.size()) {
+    ssize_t const n = ::write(fd, text.data() + at, text.size() - at);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n <= 0) {
+      return;
+    }
+    at += static_cast<std::size_t>(n);
+  }
+}
+
+/// Waits until top has closed its end of the side channel (it read the last window), at most
+/// `max_ms`: a top that hangs does not keep the recording's files forever.
+void wait_for_top(int fd, int max_ms) {
+  for (int waited = 0; fd >= 0 && waited < max_ms; waited += 50) {
+    pollfd p{fd, 0, 0};
+    if (::poll(&p, 1, 50) > 0 && (p.revents & (POLLERR | POLLHUP)) != 0) {
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 int nvtxpp::capture::capture_main(int argc, char** argv) {
@@ -739,6 +782,7 @@ int nvtxpp::capture::capture_main(int argc, char** argv) {
     sink = open_trace(c, d, claim, base_ns);
   }
   ::signal(SIGPIPE, SIG_IGN);  // a child killed meanwhile: EPIPE, not the launcher's death
+  tell_top(c.top_channel, "raw_dir=" + d.raw + "\nprogram=" + std::to_string(g_child) + "\n");
   if (char const byte = 1; ::write(go[1], &byte, 1) != 1) {
     fail(2, "cannot start the program: " + std::string{std::strerror(errno)});
   }
@@ -753,6 +797,11 @@ int nvtxpp::capture::capture_main(int argc, char** argv) {
     r = write_outputs(d.raw, c.output, std::move(sink), c.summary, c.sopt);
   }
   int const rc = r.write_failed ? 3 : r.fatal ? 2 : 0;
+  if (c.top_channel >= 0) {
+    tell_top(c.top_channel, "end\n");
+    wait_for_top(c.top_channel, 30'000);
+    ::close(c.top_channel);
+  }
   clean_up(c, d, r);
   return exit_like(status, rc);
 }

@@ -256,6 +256,67 @@ void answer_request(std::string const& base, long client, std::string const& tex
   write_new_file(base + ".ans." + std::to_string(client), text);
 }
 
+control_answer ask_launcher(std::string const& who, std::string const& verb, long pid) {
+  control_answer out;
+  out.status = 2;
+  long const owner = owner_of(pid);
+  if (owner < 0) {
+    std::fprintf(stderr, "%s: no process %ld (it has ended, or never ran)\n", who.c_str(), pid);
+    return out;
+  }
+  if (owner != static_cast<long>(::getuid())) {
+    std::fprintf(stderr,
+                 "%s: process %ld belongs to another user (uid %ld); %s reaches only your own "
+                 "runs\n",
+                 who.c_str(), pid, owner, verb.c_str());
+    return out;
+  }
+  std::string problem;
+  std::string const dir = control_dir(&problem);
+  if (dir.empty()) {
+    std::fprintf(stderr, "%s: the request directory %s\n", who.c_str(), problem.c_str());
+    return out;
+  }
+  long const launcher = find_launcher(dir, pid);
+  if (launcher == 0) {
+    std::fprintf(stderr, "%s: no nvtxpp-capture --flight-recorder records process %ld\n",
+                 who.c_str(), pid);
+    return out;
+  }
+  std::string const base = dir + "/" + std::to_string(launcher);
+  std::string const answer = base + ".ans." + std::to_string(::getpid());
+  if (!write_new_file(base + ".req." + std::to_string(::getpid()), verb)) {
+    std::fprintf(stderr, "%s: cannot write a request in %s: %s\n", who.c_str(), dir.c_str(),
+                 std::strerror(errno));
+    return out;
+  }
+  // Until the answer is there or the launcher is gone (a dump of a large window takes a while).
+  while (::access(answer.c_str(), F_OK) != 0) {
+    if (!alive(launcher)) {
+      std::fprintf(stderr, "%s: the launcher (pid %ld) ended before answering\n", who.c_str(),
+                   launcher);
+      out.status = 1;
+      return out;
+    }
+    timespec const step{0, 10'000'000};
+    ::nanosleep(&step, nullptr);
+  }
+  std::string text;
+  std::string why;
+  bool const own = read_own_file(answer, &text, &why);
+  ::unlink(answer.c_str());
+  if (!own) {
+    std::fprintf(stderr, "%s: refused the answer %s: %s\n", who.c_str(), answer.c_str(),
+                 why.c_str());
+    return out;
+  }
+  auto const nl = text.find('\n');
+  out.status = 0;
+  out.ok = text.substr(0, nl) == "ok";
+  out.body = nl == std::string::npos ? std::string{} : text.substr(nl + 1);
+  return out;
+}
+
 int control_client(std::string const& verb, int argc, char** argv) {
   if (argc != 1) {
     std::fprintf(stderr, "usage: nvtxpp-capture %s PID\n", verb.c_str());
@@ -267,58 +328,12 @@ int control_client(std::string const& verb, int argc, char** argv) {
     std::fprintf(stderr, "nvtxpp-capture %s: '%s' is not a process id\n", verb.c_str(), argv[0]);
     return 2;
   }
-  if (long const owner = owner_of(pid); owner >= 0 && owner != static_cast<long>(::getuid())) {
-    std::fprintf(stderr,
-                 "nvtxpp-capture %s: process %ld belongs to another user (uid %ld); %s reaches "
-                 "only your own runs\n",
-                 verb.c_str(), pid, owner, verb.c_str());
-    return 2;
+  control_answer const a = ask_launcher("nvtxpp-capture " + verb, verb, pid);
+  if (a.status != 0) {
+    return a.status;
   }
-  std::string problem;
-  std::string const dir = control_dir(&problem);
-  if (dir.empty()) {
-    std::fprintf(stderr, "nvtxpp-capture %s: the request directory %s\n", verb.c_str(),
-                 problem.c_str());
-    return 2;
-  }
-  long const launcher = find_launcher(dir, pid);
-  if (launcher == 0) {
-    std::fprintf(stderr,
-                 "nvtxpp-capture %s: no nvtxpp-capture --flight-recorder records process %ld\n",
-                 verb.c_str(), pid);
-    return 2;
-  }
-  std::string const base = dir + "/" + std::to_string(launcher);
-  std::string const answer = base + ".ans." + std::to_string(::getpid());
-  if (!write_new_file(base + ".req." + std::to_string(::getpid()), verb)) {
-    std::fprintf(stderr, "nvtxpp-capture %s: cannot write a request in %s: %s\n", verb.c_str(),
-                 dir.c_str(), std::strerror(errno));
-    return 2;
-  }
-  // Until the answer is there or the launcher is gone (a dump of a large window takes a while).
-  while (::access(answer.c_str(), F_OK) != 0) {
-    if (!alive(launcher)) {
-      std::fprintf(stderr, "nvtxpp-capture %s: the launcher (pid %ld) ended before answering\n",
-                   verb.c_str(), launcher);
-      return 1;
-    }
-    timespec const step{0, 10'000'000};
-    ::nanosleep(&step, nullptr);
-  }
-  std::string text;
-  std::string why;
-  bool const own = read_own_file(answer, &text, &why);
-  ::unlink(answer.c_str());
-  if (!own) {
-    std::fprintf(stderr, "nvtxpp-capture %s: refused the answer %s: %s\n", verb.c_str(),
-                 answer.c_str(), why.c_str());
-    return 2;
-  }
-  auto const nl = text.find('\n');
-  std::string const status = text.substr(0, nl);
-  std::string const body = nl == std::string::npos ? std::string{} : text.substr(nl + 1);
-  std::fputs(body.c_str(), status == "ok" ? stdout : stderr);
-  return status == "ok" ? 0 : 1;
+  std::fputs(a.body.c_str(), a.ok ? stdout : stderr);
+  return a.ok ? 0 : 1;
 }
 
 }  // namespace nvtxpp::capture::cli

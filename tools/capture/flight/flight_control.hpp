@@ -46,7 +46,7 @@ void unregister_launcher(std::string const& base);
 /// @brief A request waiting for the launcher.
 struct control_request {
   long client = 0;
-  std::string verb;  ///< "dump" or "stacks"
+  std::string verb;  ///< "dump", "stacks" or "top"
 };
 
 /// @brief The requests waiting at `base` (each taken: its file removed).
@@ -54,6 +54,19 @@ struct control_request {
 
 /// @brief Answers `client` with `text` (first line "ok" or "error").
 void answer_request(std::string const& base, long client, std::string const& text);
+
+/// @brief A launcher's answer to a request.
+struct control_answer {
+  int status = 0;    ///< 0 answered; 2 refused or nothing records the process; 1 no answer came
+  bool ok = false;   ///< the answer's first line was "ok" (else "error")
+  std::string body;  ///< the answer after its first line
+};
+
+/// @brief Finds the launcher that records process `pid` (the program, one of its processes, or
+/// the launcher itself) and asks it `verb`, waiting for its answer. Refuses processes of other
+/// users. Each problem is said on stderr after `who` ("nvtxpp-capture dump").
+[[nodiscard]] control_answer ask_launcher(std::string const& who, std::string const& verb,
+                                          long pid);
 
 /// @brief `nvtxpp-capture dump PID` / `stacks PID` (argv after the verb).
 /// @return the exit status: 0 done, 2 no nvtxpp-capture records PID (or bad usage)

@@ -238,6 +238,7 @@ void flight_session::keep_rings(std::string const& ring_dir) {
 }
 
 int flight_session::wait_for(pid_t child) {
+  child_ = child;
   if (!control_dir_.empty()) {
     control_ = register_launcher(control_dir_, child);
     if (control_.empty()) {
@@ -309,6 +310,10 @@ void flight_session::serve_requests() {
       answer_request(control_, req.client, (failed_ ? "error\n" : "ok\n") + msg + "\n");
     } else if (req.verb == "stacks") {
       answer_request(control_, req.client, "ok\n" + stacks_text(true));
+    } else if (req.verb == "top") {
+      // `nvtxpp-capture top PID` follows the rings itself: where they are is all it needs.
+      answer_request(control_, req.client,
+                     "ok\nraw_dir=" + raw_dir_ + "\nprogram=" + std::to_string(child_) + "\n");
     } else {
       answer_request(control_, req.client, "error\nunknown request '" + req.verb + "'\n");
     }

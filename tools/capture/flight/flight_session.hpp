@@ -1,6 +1,7 @@
 /// @file
 /// @brief The launcher's side of the flight recorder while the program runs: waits for it,
-/// answers `nvtxpp-capture dump PID` / `stacks PID` (a request directory, flight_control.hpp),
+/// answers `nvtxpp-capture dump PID` / `stacks PID` / `top PID` (a request directory,
+/// flight_control.hpp),
 /// runs the watchers (triggers, hang timeout) and writes the dumps (`.dumpN`). The in-process
 /// side only fills the rings; everything here reads them through flight/flight_window.hpp.
 #pragma once
@@ -121,6 +122,7 @@ class flight_session {
   std::map<std::pair<std::uint32_t, std::uint64_t>, std::int64_t> last_thread_starts_;
   std::string control_dir_;
   std::string control_;  ///< this launcher's entry in the request directory
+  pid_t child_ = 0;      ///< the program
   std::unique_ptr<ring_keeper> rings_;
   std::unique_ptr<job_channel> job_;
   std::string label_;

@@ -24,23 +24,35 @@ namespace nvtxpp::capture {
 namespace rec = nvtxpp::recording;
 using testing::event_type;
 
+struct flight_watch::open_range {
+  std::string name;
+  std::uint32_t domain = 0;
+  std::int64_t start_ns = 0;
+  int depth = 0;  ///< in its domain on its thread, from 0
+};
+
 struct flight_watch::process {
   std::uint32_t pid = 0;
   std::unique_ptr<ring_file> ring;
   std::uint64_t next = 0;
+  /// The definitions file, held open: names defined after the launcher removed the raw
+  /// directory (a program that ended while watched) are still read.
+  int defs_fd = -1;
   std::size_t defs_at = 0;
   bool have_header = false;
+  bool announced = false;  ///< begin_process delivered
+  bool finished = false;
+  std::int64_t newest_ns = 0;
+  std::uint64_t events = 0;
+  std::uint64_t lapped = 0;
+  bool read_before = false;  ///< the ring was read once (what it lost before is no lapping)
   rec::file_header header{};
   rec::clock_map clock;
   std::string command;
   std::map<std::uint32_t, std::string> strings;
   std::map<std::uint32_t, std::string> domains;
   std::map<std::uint64_t, std::string> thread_names;
-  struct open_range {
-    std::string name;
-    std::uint32_t domain = 0;
-    std::int64_t start_ns = 0;
-  };
+  using open_range = flight_watch::open_range;
   struct thread {
     std::uint32_t seq = 0;
     std::uint32_t expect = 0;  // offset in the block where the next piece must start
@@ -63,11 +75,18 @@ struct flight_watch::process {
   /// end on a short-lived thread can come first): id -> (time, thread). Bounded: the oldest go.
   std::map<std::uint64_t, std::pair<std::int64_t, std::uint64_t>> early_ends;
 
+  ~process() {
+    if (defs_fd >= 0) {
+      ::close(defs_fd);
+    }
+  }
+
   /// Reads the definitions file's whole records past those read (names the new events may
   /// use); false while its header is not written yet.
-  bool read_definitions(std::string const& raw_dir);
+  bool read_definitions(std::string const& raw_dir, trace_sink* sink);
   /// Keeps one definition record (a name, a domain, a thread's name, the command line).
-  void define(rec::file_record kind, unsigned char const* body, std::uint32_t size);
+  void define(rec::file_record kind, unsigned char const* body, std::uint32_t size,
+              trace_sink* sink);
   /// Takes a clock record's calibration point (16 bytes: ticks, ns) when it is far enough from
   /// the header's.
   void recalibrate(unsigned char const* body);
@@ -94,16 +113,38 @@ void flight_watch::poll(std::int64_t /*now_ns*/) {
 }
 
 void flight_watch::read_process(process& p) {
-  if (!p.read_definitions(raw_dir_)) {
+  if (!p.read_definitions(raw_dir_, sink_)) {
     return;  // not written yet
+  }
+  if (sink_ != nullptr && !p.announced) {
+    process_info info;
+    info.pid = p.pid;
+    info.ppid = p.header.ppid;
+    info.command = p.command;
+    info.start_ns = p.header.ns0;
+    sink_->begin_process(info);
+    p.announced = true;
   }
   read_ring(p);
 }
 
-bool flight_watch::process::read_definitions(std::string const& raw_dir) {
-  std::ifstream in{raw_dir + "/nvtxpp-" + std::to_string(pid) + ".bin", std::ios::binary};
-  in.seekg(static_cast<std::streamoff>(defs_at));
-  std::string const more{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+bool flight_watch::process::read_definitions(std::string const& raw_dir, trace_sink* sink) {
+  if (defs_fd < 0) {
+    // A file the process made in a directory of this user (never a link: O_NOFOLLOW).
+    defs_fd = ::open((raw_dir + "/nvtxpp-" + std::to_string(pid) + ".bin").c_str(),
+                     O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (defs_fd < 0) {
+      return false;
+    }
+  }
+  std::string more;
+  for (char buf[1 << 16];;) {
+    ssize_t const n = ::pread(defs_fd, buf, sizeof buf, static_cast<off_t>(defs_at + more.size()));
+    if (n <= 0) {
+      break;
+    }
+    more.append(buf, static_cast<std::size_t>(n));
+  }
   std::size_t at = 0;
   if (!have_header) {
     if (more.size() < sizeof(rec::file_header)) {
@@ -123,7 +164,7 @@ bool flight_watch::process::read_definitions(std::string const& raw_dir) {
     if (more.size() - at - 8 < size) {
       break;  // being written
     }
-    define(static_cast<rec::file_record>(kind), d + at + 8, size);
+    define(static_cast<rec::file_record>(kind), d + at + 8, size, sink);
     at += 8U + size;
   }
   defs_at += at;
@@ -131,7 +172,7 @@ bool flight_watch::process::read_definitions(std::string const& raw_dir) {
 }
 
 void flight_watch::process::define(rec::file_record kind, unsigned char const* body,
-                                   std::uint32_t size) {
+                                   std::uint32_t size, trace_sink* sink) {
   std::string_view const text{reinterpret_cast<char const*>(body), size};
   switch (kind) {
     case rec::file_record::string_def:
@@ -141,21 +182,40 @@ void flight_watch::process::define(rec::file_record kind, unsigned char const* b
       break;
     case rec::file_record::domain_def:
       if (size >= 4) {
-        domains[rec::load<std::uint32_t>(body)] = std::string{text.substr(4)};
+        auto const index = rec::load<std::uint32_t>(body);
+        domains[index] = std::string{text.substr(4)};
+        if (sink != nullptr) {
+          sink->on_domain({pid, index, domains[index]});
+        }
       }
       break;
     case rec::file_record::thread_name:
       if (size >= 20) {
         auto const it = strings.find(rec::load<std::uint32_t>(body + 16));
         if (it != strings.end()) {
-          thread_names[rec::load<std::uint64_t>(body)] = it->second;
+          auto const tid = rec::load<std::uint64_t>(body);
+          thread_names[tid] = it->second;
+          if (sink != nullptr) {
+            sink->on_thread({pid, tid, it->second, true});
+          }
         }
       }
       break;
     case rec::file_record::process:
       command = std::string{text};
       break;
+    case rec::file_record::finish:
+      finished = true;
+      break;
     default:
+      if (sink != nullptr &&
+          static_cast<std::uint32_t>(kind) == static_cast<std::uint32_t>(rec::gpu_record::info)) {
+        // --cuda-sample's mode is said in the definitions (the periods' edges in the ring).
+        std::size_t const eq = text.find('=');
+        sink->on_gpu_info(
+            {pid, text.substr(0, eq),
+             eq == std::string_view::npos ? std::string_view{} : text.substr(eq + 1)});
+      }
       break;
   }
 }
@@ -192,7 +252,7 @@ std::optional<std::uint32_t> flight_watch::process::thread::follow(std::uint32_t
 
 void flight_watch::read_ring(process& p) {
   if (!p.ring) {
-    p.ring = std::make_unique<ring_file>(ring_path(raw_dir_, p.pid));
+    p.ring = std::make_unique<ring_file>(ring_path(raw_dir_, p.pid), false);  // read only
   }
   rec::ring const* r = p.ring->get();
   if (r == nullptr) {
@@ -202,7 +262,11 @@ void flight_watch::read_ring(process& p) {
   std::uint64_t const head = r->header().head.load();
   if (head > r->header().capacity && head - r->header().capacity > p.next) {
     lost_ = true;  // the ring lapped this reader: ranges may have opened unseen
+    if (p.read_before) {
+      p.lapped += head - r->header().capacity - p.next;  // not the history before the first read
+    }
   }
+  p.read_before = true;
   std::uint64_t next = 0;
   auto const records = r->snapshot(p.next, &next);
   p.next = next;
@@ -221,7 +285,57 @@ void flight_watch::read_ring(process& p) {
     } else if (kind == static_cast<std::uint32_t>(rec::file_record::chunk) &&
                size >= rec::chunk_head_bytes) {
       read_chunk(p, b + 8, size);
+    } else if (sink_ != nullptr) {
+      deliver_gpu(p.pid, kind, b + 8, size);
     }
+  }
+}
+
+void flight_watch::deliver_gpu(std::uint32_t pid, std::uint32_t kind, unsigned char const* body,
+                               std::uint32_t size) {
+  // The records' fixed structs (gpu_format.hpp); a record shorter than its struct is skipped.
+  switch (static_cast<rec::gpu_record>(kind)) {
+    case rec::gpu_record::kernel:
+      if (size >= sizeof(rec::gpu_kernel)) {
+        kernel_info k;
+        k.pid = pid;
+        k.raw = rec::load<rec::gpu_kernel>(body);
+        sink_->on_kernel(k);
+      }
+      break;
+    case rec::gpu_record::memcpy:
+      if (size >= sizeof(rec::gpu_memcpy)) {
+        memcpy_info m;
+        m.pid = pid;
+        m.raw = rec::load<rec::gpu_memcpy>(body);
+        sink_->on_memcpy(m);
+      }
+      break;
+    case rec::gpu_record::memset:
+      if (size >= sizeof(rec::gpu_memset)) {
+        memset_info m;
+        m.pid = pid;
+        m.raw = rec::load<rec::gpu_memset>(body);
+        sink_->on_memset(m);
+      }
+      break;
+    case rec::gpu_record::api:
+      if (size >= sizeof(rec::gpu_api)) {
+        api_info a;
+        a.pid = pid;
+        a.raw = rec::load<rec::gpu_api>(body);
+        sink_->on_api(a);
+      }
+      break;
+    case rec::gpu_record::info: {
+      std::string_view const text{reinterpret_cast<char const*>(body), size};
+      std::size_t const eq = text.find('=');
+      sink_->on_gpu_info({pid, text.substr(0, eq),
+                          eq == std::string_view::npos ? std::string_view{} : text.substr(eq + 1)});
+      break;
+    }
+    default:
+      break;
   }
 }
 
@@ -242,7 +356,7 @@ void flight_watch::read_chunk(process& p, unsigned char const* body, std::uint32
     char const* why = nullptr;
     q = rec::parse_record(q, end, e, t.last_ticks, why);
     if (q != nullptr) {
-      on_event(p, tid, e);
+      on_event(p, tid, t.stack, e);
     }
   }
   if (q == nullptr) {
@@ -266,12 +380,15 @@ std::string event_name(rec::raw_event const& e,
 
 }  // namespace
 
-void flight_watch::on_event(process& p, std::uint64_t tid, rec::raw_event const& e) {
+void flight_watch::on_event(process& p, std::uint64_t tid, std::vector<open_range>& stack,
+                            rec::raw_event const& e) {
   if (e.type != event_type::push && e.type != event_type::pop && e.type != event_type::start &&
       e.type != event_type::end) {
     return;
   }
   std::int64_t const ns = p.clock.to_ns(e.ticks);
+  ++p.events;
+  p.newest_ns = std::max(p.newest_ns, ns);
   if (ns > last_activity_ns_) {
     last_activity_ns_ = ns;
     hang_reported_ = false;
@@ -279,7 +396,7 @@ void flight_watch::on_event(process& p, std::uint64_t tid, rec::raw_event const&
   if (e.type == event_type::start) {
     std::string name = event_name(e, p.strings);
     if (auto const early = p.early_ends.find(e.id); early != p.early_ends.end()) {
-      range_ended(p, early->second.second, tid, name, e.domain, ns, early->second.first);
+      range_ended(p, early->second.second, tid, name, e.domain, ns, early->second.first, -1);
       p.early_ends.erase(early);
       return;
     }
@@ -290,7 +407,7 @@ void flight_watch::on_event(process& p, std::uint64_t tid, rec::raw_event const&
     // An end closes the range its id names, whichever thread ends it.
     if (auto const it = p.started.find(e.id); it != p.started.end()) {
       range_ended(p, tid, it->second.tid, it->second.range.name, it->second.range.domain,
-                  it->second.range.start_ns, ns);
+                  it->second.range.start_ns, ns, -1);
       p.started.erase(it);
     } else {
       p.early_ends[e.id] = {ns, tid};
@@ -300,24 +417,58 @@ void flight_watch::on_event(process& p, std::uint64_t tid, rec::raw_event const&
     }
     return;
   }
-  auto& stack = p.threads[tid].stack;
   if (e.type == event_type::push) {
-    stack.push_back({event_name(e, p.strings), e.domain, ns});
+    int depth = 0;
+    for (auto const& r : stack) {
+      depth += r.domain == e.domain ? 1 : 0;
+    }
+    stack.push_back({event_name(e, p.strings), e.domain, ns, depth});
     return;
   }
   // A pop ends the innermost open range of its domain.
   for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
     if (it->domain == e.domain) {
-      range_ended(p, tid, tid, it->name, it->domain, it->start_ns, ns);
+      range_ended(p, tid, tid, it->name, it->domain, it->start_ns, ns, it->depth);
       stack.erase(std::next(it).base());
       return;
     }
   }
 }
 
+namespace {
+
+/// A range as the trace model delivers it (`depth` < 0: a start/end range).
+range_info model_range(std::uint32_t pid, std::uint64_t start_tid, std::uint64_t end_tid,
+                       std::string_view name, std::uint32_t domain, std::string_view domain_name,
+                       std::int64_t start_ns, std::int64_t end_ns, int depth) {
+  range_info r;
+  r.pid = pid;
+  r.style = depth < 0 ? range_style::start_end : range_style::push_pop;
+  r.tid = start_tid;
+  r.end_tid = end_tid;
+  r.start_ns = start_ns;
+  r.end_ns = end_ns;
+  r.depth = depth < 0 ? 0 : depth;
+  r.name = name;
+  r.attr.domain = domain;
+  r.attr.domain_name = domain_name;
+  return r;
+}
+
+}  // namespace
+
 void flight_watch::range_ended(process& p, std::uint64_t tid, std::uint64_t start_tid,
                                std::string const& name, std::uint32_t domain, std::int64_t start_ns,
-                               std::int64_t end_ns) {
+                               std::int64_t end_ns, int depth) {
+  if (sink_ != nullptr) {
+    std::string_view domain_name;
+    if (domain != 0) {
+      auto const d = p.domains.find(domain);
+      domain_name = d != p.domains.end() ? std::string_view{d->second} : std::string_view{};
+    }
+    sink_->on_range(
+        model_range(p.pid, start_tid, tid, name, domain, domain_name, start_ns, end_ns, depth));
+  }
   auto const& hits = triggers_.matching(name);
   if (hits.empty()) {
     return;
@@ -339,6 +490,51 @@ void flight_watch::range_ended(process& p, std::uint64_t tid, std::uint64_t star
 }
 
 std::vector<watch_firing> flight_watch::take_fired() { return std::exchange(fired_, {}); }
+
+void flight_watch::for_each_open(std::int64_t now_ns, void (*fn)(range_info const&, void*),
+                                 void* ctx) const {
+  for (auto const& [pid, p] : processes_) {
+    auto domain_name = [&p = *p](std::uint32_t domain) {
+      auto const d = domain != 0 ? p.domains.find(domain) : p.domains.end();
+      return d != p.domains.end() ? std::string_view{d->second} : std::string_view{};
+    };
+    for (auto const& [tid, t] : p->threads) {
+      for (auto const& r : t.stack) {
+        range_info info = model_range(pid, tid, tid, r.name, r.domain, domain_name(r.domain),
+                                      r.start_ns, std::max(now_ns, r.start_ns), r.depth);
+        info.unterminated = true;
+        fn(info, ctx);
+      }
+    }
+    for (auto const& [id, s] : p->started) {
+      range_info info =
+          model_range(pid, s.tid, s.tid, s.range.name, s.range.domain, domain_name(s.range.domain),
+                      s.range.start_ns, std::max(now_ns, s.range.start_ns), -1);
+      info.id = id;
+      info.unterminated = true;
+      fn(info, ctx);
+    }
+  }
+}
+
+std::vector<watched_process> flight_watch::processes() const {
+  std::vector<watched_process> out;
+  for (auto const& [pid, p] : processes_) {
+    watched_process w;
+    w.pid = pid;
+    w.command = p->command;
+    w.start_ns = p->have_header ? p->header.ns0 : 0;
+    w.newest_ns = p->newest_ns;
+    w.events = p->events;
+    w.lapped_bytes = p->lapped;
+    w.finished = p->finished;
+    if (p->ring && p->ring->get() != nullptr) {
+      w.ring_dropped = p->ring->get()->header().dropped.load();
+    }
+    out.push_back(std::move(w));
+  }
+  return out;
+}
 
 void flight_watch::note_skipped(watch_firing const& /*fired*/, std::string const& why) {
   ++skipped_[why];

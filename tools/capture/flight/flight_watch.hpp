@@ -5,9 +5,12 @@
 /// against the triggers (flight_triggers.hpp: `RANGE[@DOMAIN]>FACTORx` on the running median of
 /// its earlier instances, `>DURATION`), and sees a hang (no range opened or closed anywhere for the
 /// timeout while one is open). It decides nothing about dumps: the session asks it what happened.
+/// It is also the one live reader of the rings: `nvtxpp-capture top` follows them through it
+/// (set_sink: what it reads, delivered as the trace model's records).
 #pragma once
 
 #include "../../recording/decode/decode.hpp"
+#include "../model/trace_model.hpp"
 #include "flight_triggers.hpp"
 
 #include <cstdint>
@@ -25,6 +28,18 @@ struct watch_firing {
   std::uint64_t tid = 0;      ///< the thread that began it
   std::int64_t start_ns = 0;  ///< its start and end (CLOCK_MONOTONIC ns, the rings' clock)
   std::int64_t end_ns = 0;
+};
+
+/// @brief What the watcher knows of one process it follows (for a live view's header).
+struct watched_process {
+  std::uint32_t pid = 0;
+  std::string command;
+  std::int64_t start_ns = 0;       ///< its recording's start (CLOCK_MONOTONIC ns)
+  std::int64_t newest_ns = 0;      ///< its newest event read
+  std::uint64_t ring_dropped = 0;  ///< records its ring refused (too large)
+  std::uint64_t lapped_bytes = 0;  ///< ring bytes overwritten before this watcher read them
+  std::uint64_t events = 0;        ///< stream events read
+  bool finished = false;           ///< its definitions file holds its end record
 };
 
 /// @brief The watcher of one launch's rings.
@@ -67,13 +82,34 @@ class flight_watch {
   /// @brief A line naming the launch in reports ("rank 3"), or "".
   void set_label(std::string label) { label_ = std::move(label); }
 
+  /// @brief Delivers what poll() reads to `sink` (null: nothing), as the trace model's records:
+  /// begin_process (once its header and the definitions then written are read), on_domain,
+  /// on_thread, on_range at each range's end (push/pop with its depth in its domain, start/end),
+  /// and the GPU records (on_api, on_kernel, on_memcpy, on_memset, on_gpu_info) as they reach
+  /// the ring, which may be after the ranges around them. Set before the first poll.
+  void set_sink(trace_sink* sink) noexcept { sink_ = sink; }
+
+  /// @brief Calls `fn` with each range open now (as known from what was read; `end_ns` set to
+  /// `now_ns`, `unterminated` set), each thread's outermost first.
+  void for_each_open(std::int64_t now_ns, void (*fn)(range_info const&, void*), void* ctx) const;
+
+  /// @brief The processes followed so far.
+  [[nodiscard]] std::vector<watched_process> processes() const;
+
  private:
   struct process;
-  void on_event(process& p, std::uint64_t tid, recording::raw_event const& e);
+  struct open_range;
+  /// (`stack`: thread `tid`'s open push/pop ranges, found once a chunk.)
+  void on_event(process& p, std::uint64_t tid, std::vector<open_range>& stack,
+                recording::raw_event const& e);
   /// Measures a range that `tid` ended (push/pop, or start/end begun by `start_tid`) against
   /// the triggers.
+  /// (`depth`: a push/pop range's in its domain, -1 for a start/end range.)
   void range_ended(process& p, std::uint64_t tid, std::uint64_t start_tid, std::string const& name,
-                   std::uint32_t domain, std::int64_t start_ns, std::int64_t end_ns);
+                   std::uint32_t domain, std::int64_t start_ns, std::int64_t end_ns, int depth);
+  /// Delivers one GPU ring record (kind, body) to the sink.
+  void deliver_gpu(std::uint32_t pid, std::uint32_t kind, unsigned char const* body,
+                   std::uint32_t size);
   /// Reads what one process's definitions file and ring gained since the last call.
   void read_process(process& p);
   /// Reads the ring's records past those read: clock points and the threads' stream chunks.
@@ -91,6 +127,7 @@ class flight_watch {
   bool hang_reported_ = false;
   bool lost_ = false;
   std::string label_;
+  trace_sink* sink_ = nullptr;
 };
 
 /// @brief `nvtxpp-capture stacks FILE...`: groups the ranks of per-rank stacks reports by what

@@ -78,8 +78,8 @@ bool view(std::string const& bytes, record_view& v) {
 
 }  // namespace
 
-ring_file::ring_file(std::string const& path) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+ring_file::ring_file(std::string const& path, bool writable) {
+  int fd = ::open(path.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
   if (fd < 0) {
     error_ = "cannot open " + path + ": " + std::strerror(errno);
     return;
@@ -87,8 +87,9 @@ ring_file::ring_file(std::string const& path) {
   struct stat st {};
   ::fstat(fd, &st);
   size_ = static_cast<std::size_t>(st.st_size);
-  void* m =
-      size_ > 0 ? ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+  void* m = size_ > 0 ? ::mmap(nullptr, size_, writable ? PROT_READ | PROT_WRITE : PROT_READ,
+                               MAP_SHARED, fd, 0)
+                      : MAP_FAILED;
   ::close(fd);
   if (m == MAP_FAILED) {
     error_ = "cannot map " + path + ": " + std::strerror(errno);
@@ -112,9 +113,12 @@ std::vector<std::uint32_t> ring_processes(std::string const& raw_dir) {
   if (DIR* d = ::opendir(raw_dir.c_str())) {
     while (dirent* e = ::readdir(d)) {
       std::string const name = e->d_name;
-      if (name.rfind("nvtxpp-", 0) == 0 && name.size() > 12 &&
-          name.compare(name.size() - 5, 5, ".ring") == 0) {
-        out.push_back(static_cast<std::uint32_t>(std::stoul(name.substr(7, name.size() - 12))));
+      std::string const digits = name.size() > 12 ? name.substr(7, name.size() - 12) : "";
+      // Only `nvtxpp-<pid>.ring`: another name there (the program's own) is no ring of ours.
+      if (name.rfind("nvtxpp-", 0) == 0 && name.compare(name.size() - 5, 5, ".ring") == 0 &&
+          !digits.empty() && digits.size() <= 9 &&
+          digits.find_first_not_of("0123456789") == std::string::npos) {
+        out.push_back(static_cast<std::uint32_t>(std::stoul(digits)));
       }
     }
     ::closedir(d);

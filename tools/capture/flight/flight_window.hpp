@@ -18,7 +18,9 @@ namespace nvtxpp::capture {
 /// @brief A ring file mapped shared (its user words are written: requests), unmapped with it.
 class ring_file {
  public:
-  explicit ring_file(std::string const& path);
+  /// @param writable false: mapped read-only, for a reader that asks the process nothing (the
+  ///   watcher; `top`): nothing of the ring can be changed through it
+  explicit ring_file(std::string const& path, bool writable = true);
   ~ring_file();
   ring_file(ring_file const&) = delete;
   ring_file& operator=(ring_file const&) = delete;

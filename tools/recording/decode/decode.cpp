@@ -108,7 +108,11 @@ std::int64_t clock_map::to_ns(std::int64_t ticks) const noexcept {
   double d = difference(ticks, ticks0) * ns_per_tick;
   if (!(d > -limit)) d = -limit;  // NaN too
   if (d > limit) d = limit;
-  auto const delta = static_cast<std::int64_t>(std::llround(d));
+  // std::llround in place (a library call was a tenth of a live reader's time at two million
+  // events a second): halves away from zero, exactly; d - trunc(d) is exact for every double.
+  auto delta = static_cast<std::int64_t>(d);
+  double const frac = d - static_cast<double>(delta);
+  delta += frac >= 0.5 ? 1 : frac <= -0.5 ? -1 : 0;
   std::int64_t out = 0;
   if (__builtin_add_overflow(ns0, delta, &out)) {
     return delta > 0 ? std::numeric_limits<std::int64_t>::max()
