@@ -6,6 +6,7 @@
 #include "top_source.hpp"
 
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -85,10 +86,22 @@ int exit_like(int status) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+/// The width a plain table may take: the terminal's, when standard output is one (the final
+/// table after the screen, `--once` typed at a prompt), else 160 columns.
+std::size_t plain_width() noexcept {
+  winsize w{};
+  if (::isatty(STDOUT_FILENO) != 0 && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 &&
+      w.ws_col >= 40) {
+    return w.ws_col;
+  }
+  return 160;
+}
+
 void print(top_source& src, top_options const& o, view_options const& view) {
   live_snapshot const snap = src.snapshot(view.by_thread);
   program_state const state = src.state();
-  std::string const text = o.json ? json_text(state, snap, view) : plain_text(state, snap, view);
+  std::string const text =
+      o.json ? json_text(state, snap, view) : plain_text(state, snap, view, plain_width());
   std::fputs(text.c_str(), stdout);
   std::fflush(stdout);
 }

@@ -300,8 +300,8 @@ std::vector<std::string> table_lines(live_snapshot const& snap, view_rows const&
   return out;
 }
 
-std::string plain_text(program_state const& p, live_snapshot const& snap, view_options const& v) {
-  constexpr std::size_t width = 160;
+std::string plain_text(program_state const& p, live_snapshot const& snap, view_options const& v,
+                       std::size_t width) {
   std::string out;
   for (auto const& l : header_lines(p, snap, v, width)) {
     out += l + "\n";

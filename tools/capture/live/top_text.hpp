@@ -67,10 +67,11 @@ struct view_rows {
 [[nodiscard]] std::vector<std::string> table_lines(live_snapshot const& snap, view_rows const& rows,
                                                    view_options const& v, std::size_t width);
 
-/// @brief The plain form of a refresh (standard output not a terminal, --once): the header and
-/// the table, 160 columns wide at most, each line ended.
+/// @brief The plain form of a refresh (standard output not a terminal, --once, the final table
+/// after the screen): the header and the table, `width` columns wide at most (160 off a
+/// terminal; a terminal's own width on one), each line ended.
 [[nodiscard]] std::string plain_text(program_state const& p, live_snapshot const& snap,
-                                     view_options const& v);
+                                     view_options const& v, std::size_t width = 160);
 
 /// @brief The JSON form of a refresh: one object on one line (ended), the rows as the view
 /// selects them.
