@@ -7,8 +7,9 @@
 # (default: all three; OUT_DIR defaults to $OUT, else out/launch-cost-gpu). Environment:
 # BUILD_DIR (default build-launch-gpu), MAP_RUNS (late-start map runs, default 3), ROUNDS
 # (default 5), MODES (the rounds' programs: torch_train.py's modes and train_step, the GPU-bound
-# bench/gpu/train_step.cu; default "eager emit_nvtx compile graphs"), CONFIGS (default "none nvtx
-# idle sample ours nsys"; also idle_keep, raised, late), SECONDS_A_RUN (default 5), PIN (a
+# bench/gpu/train_step.cu, and ddp under torchrun on two GPUs; default "eager emit_nvtx compile
+# graphs"), CONFIGS (default "none nvtx idle sample ours nsys"; also idle_keep, idle_nodrv,
+# idle_bare, raised, late, late_keep, nsys_nvtx), SECONDS_A_RUN (default 5), PIN (a
 # command put before each run, e.g. "taskset -c 4-7": the same cores for every run, where the
 # machine's load moves runs between cores), PROGRAMS (leave_on's, default "blas torch numba").
 # Parts:
@@ -73,10 +74,15 @@ if want rounds; then
   # are after the raise); late (a capture window over the steps 2 s to 3 s into the loop: the
   # steps before it, CUPTI detached since cuInit, against those from 3.5 s on, after it, in the
   # same process: SECONDS_A_RUN 6 or more); late_keep (the same, NVTXPP_CUPTI_DETACH=off); ours
-  # (a full capture); nsys (-t cuda,nvtx).
+  # (a full capture); nsys (-t cuda,nvtx); nsys_nvtx (-t nvtx); idle_nodrv and idle_bare (idle
+  # without the driver launch records, and without the graph node callbacks too).
   : >"$out/rounds.txt"
   for mode in $modes; do
-    if [ "$mode" = train_step ]; then prog=("$work/train_step"); else prog=(python3 "$train" "$mode"); fi
+    case "$mode" in
+      train_step) prog=("$work/train_step") ;;
+      ddp) prog=(python3 -m torch.distributed.run --standalone --nproc-per-node=2 "$train" ddp) ;;
+      *) prog=(python3 "$train" "$mode") ;;
+    esac
     for r in $(seq 1 "$rounds"); do
       n=${#configs[@]}
       for k in $(seq 0 $((n - 1))); do
@@ -97,13 +103,20 @@ if want rounds; then
           late|late_keep) [ "$c" = late_keep ] && env=(NVTXPP_CUPTI_DETACH=off)
             tool=("$capture" --summary-only --capture-range=nvtx --nvtx-capture=window --)
             extra=(--window 2/3) ;;
+          idle_nodrv) env=(NVTXPP_DRIVER_LAUNCHES=off)
+            tool=("$capture" --summary-only --cuda-sample=1ms/1000s --) ;;
+          idle_bare) env=(NVTXPP_DRIVER_LAUNCHES=off NVTXPP_GRAPH_NODES=off)
+            tool=("$capture" --summary-only --cuda-sample=1ms/1000s --) ;;
           ours) tool=("$capture" --summary-only --) ;;
           nsys) tool=("$nsys" profile -t cuda,nvtx --force-overwrite true -o "$work/n") ;;
+          nsys_nvtx) tool=("$nsys" profile -t nvtx --force-overwrite true -o "$work/n") ;;
         esac
         [ "$mode" = train_step ] && [ "$c" != sample ] && extra=()
         line=$(env "${env[@]}" ${PIN:-} "${tool[@]}" "${prog[@]}" --seconds "$seconds" "${extra[@]}" \
           2>"$work/err.txt" | grep -E "^(steps|phase|after|before)=?" | tr '\n' ' ')
         echo "mode=$mode round=$r config=$c $line" | tee -a "$out/rounds.txt"
+        grep -h "CUPTI's switches" "$work/err.txt" | sed "s/^/mode=$mode round=$r config=$c /" \
+          >>"$out/switches.txt"
         grep -hE "could not start|does not detach|could not be attached" "$work/err.txt" &&
           failed+=("$mode $c: $(grep -hE 'could not start|does not detach|could not be attached' \
             "$work/err.txt" | head -n 1)")

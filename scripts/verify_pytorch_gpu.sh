@@ -21,7 +21,8 @@
 #   sample_cause  (not by default) the eager loop's steps after a capture window that closed,
 #             opened at CUDA's start or later: where the sampled mode's cost comes from
 #   cost      each mode's step: no tool, nvtxpp-capture, nsys, --cuda-sample=100ms/1s, in
-#             alternated, rotated rounds (bench/sample_cost.py's ratios).
+#             alternated, rotated rounds (bench/sample_cost.py's ratios): the rounds of
+#             scripts/verify_launch_cost_gpu.sh, in $OUT/cost/.
 #   diff      `nvtxpp-capture diff` of unchanged runs (3 a side) and of a real change (batch
 #             16 -> 8).
 #   jax       tests/capture/corpus/jax_steps.py (XLA's own NVTX ranges) under Nsight Systems
@@ -149,49 +150,14 @@ if want leave_on; then
 fi
 
 if want cost; then
+  # The rounds themselves are scripts/verify_launch_cost_gpu.sh's (the same configurations and
+  # more: idle_keep, raised, late, late_keep), with this build.
   step "cost: $rounds alternated, rotated rounds a mode: ${configs[*]}"
-  : >"$out/cost-runs.txt"
-  # Configurations: none (no tool); nvtx (ours, NVTX only: --cuda=off); nsys_nvtx (nsys -t
-  # nvtx); ours (the full capture); nsys (-t cuda,nvtx); sample (--cuda-sample=100ms/1s); idle
-  # (--cuda-sample=1ms/1000s: between periods only, what leaving it on costs outside them);
-  # idle_nodrv (idle without the driver launch records) and idle_bare (without them and the
-  # graph node callbacks): where the idle cost comes from.
-  for mode in $modes; do
-    prog=(python3 "$train" "$mode")
-    [ "$mode" = ddp ] && prog=("${torchrun[@]}" "$train" ddp)
-    for r in $(seq 1 "$rounds"); do
-      n=${#configs[@]}
-      for k in $(seq 0 $((n - 1))); do
-        c="${configs[$(((k + r) % n))]}"
-        env=()
-        case "$c" in
-          none) tool=() ;;
-          nvtx) tool=("$capture" --summary-only --cuda=off --) ;;
-          ours) tool=("$capture" --summary-only --) ;;
-          sample) tool=("$capture" --summary-only --cuda-sample=100ms/1s --) ;;
-          idle) tool=("$capture" --summary-only --cuda-sample=1ms/1000s --) ;;
-          idle_nodrv) env=(NVTXPP_DRIVER_LAUNCHES=off)
-            tool=("$capture" --summary-only --cuda-sample=1ms/1000s --) ;;
-          idle_bare) env=(NVTXPP_DRIVER_LAUNCHES=off NVTXPP_GRAPH_NODES=off)
-            tool=("$capture" --summary-only --cuda-sample=1ms/1000s --) ;;
-          nsys) tool=("$nsys" profile -t cuda,nvtx --force-overwrite true -o "$work/n") ;;
-          nsys_nvtx) tool=("$nsys" profile -t nvtx --force-overwrite true -o "$work/n") ;;
-        esac
-        # The sampled runs: each step placed against the periods (inside, outside, holding a
-        # switch), and CUPTI's switch times as the summary gives them.
-        phase=()
-        [ "$c" = sample ] && phase=(--phase 100/1000)
-        line=$(env "${env[@]}" "${tool[@]}" "${prog[@]}" --seconds "$seconds" "${phase[@]}" \
-          2>"$work/cost-err.txt" | grep -E "^(steps|phase)=?" | tr '\n' ' ')
-        echo "mode=$mode round=$r config=$c $line" | tee -a "$out/cost-runs.txt"
-        grep -h "CUPTI's switches" "$work/cost-err.txt" | sed "s/^/mode=$mode round=$r config=$c /" |
-          tee -a "$out/cost-switches.txt" || true
-      done
-    done
-    echo "--- $mode: each configuration's mean step over the same round's with no tool"
-    grep "^mode=$mode " "$out/cost-runs.txt" | python3 "$root/bench/sample_cost.py" /dev/stdin |
-      tee -a "$out/cost-table.txt"
-  done
+  PARTS=rounds BUILD_DIR="$build" MODES="$modes" ROUNDS="$rounds" SECONDS_A_RUN="$seconds" \
+    CONFIGS="${configs[*]}" bash "$here/verify_launch_cost_gpu.sh" "$out/cost" >"$work/cost.txt" 2>&1
+  status=$?
+  cat "$work/cost.txt"
+  [ "$status" = 0 ] || failed+=("cost (status $status)")
 fi
 
 if want sample_cause; then
