@@ -94,7 +94,8 @@ cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVTXPP_BUI
 tsan_targets=(test_threads test_memory nvtxpp-capture nvtxpp_inject nvtxpp_capture_app
   nvtxpp_window_app instrument_test nvtxpp_ring_threads_test nvtxpp_call_table_test
   nvtxpp_flight_app nvtxpp_merge_stages_test nvtxpp_capture_app_heavy nvtxpp_window_app_heavy
-  nvtxpp_flight_app_heavy nvtxpp_heavy_tls_check nvtxpp_refuse_threads)
+  nvtxpp_flight_app_heavy nvtxpp_heavy_tls_check nvtxpp_refuse_threads nvtxpp_top_app
+  nvtxpp_live_table_test)
 tsan_all=$(cmake --build build/tsan --target help)
 for t in nvtxpp_capture_nvtxpp_app nvtxpp_fake_cupti nvtxpp_capture_graph_app nvtxpp_cupti_convert_test \
   test_sqlite_writer nvtxpp_capture_reports_app nvtxpp_diff_app; do
