@@ -170,16 +170,20 @@ def main():
     def loop():
         start = time.monotonic()
         i = 0
+        in_window = False
         while more(i, start):
             i += 1
             wall = time.time_ns()
             t = time.monotonic_ns()
-            inside = window is not None and window[0] <= time.monotonic() - start < window[1]
-            if inside:
-                nvtx.range_push("window")
+            if window is not None:  # one range "window" over the steps that start in [A, B)
+                at = time.monotonic() - start
+                if not in_window and window[0] <= at < window[1]:
+                    nvtx.range_push("window")
+                    in_window = True
+                elif in_window and at >= window[1]:
+                    nvtx.range_pop()
+                    in_window = False
             do_step("step", 8 if i == a.slow_at else 1)
-            if inside:
-                nvtx.range_pop()
             times.append(time.monotonic_ns() - t)
             walls.append(wall)
 
