@@ -89,5 +89,8 @@ TEST_CASE("8 threads meeting the same literals first at once: every event has it
                                             {"raced site", threads * iterations},
                                             {"raced mark", threads * iterations}});
   // Only events racing with the first registration may go as plain text.
-  for (auto const& [text, n] : registered) CHECK(n > threads * iterations - 100);
+  for (auto const& [text, n] : registered) {
+    INFO("\"" << text << "\": " << n << " of its events registered");
+    CHECK(n > threads * iterations - 100);
+  }
 }
