@@ -9,6 +9,7 @@
 
 #include "capture_main.hpp"
 #include "../analyses/summary.hpp"
+#include "../common/die_like.hpp"
 #include "../common/private_files.hpp"
 #include "../flight/flight_control.hpp"
 #include "../flight/flight_session.hpp"
@@ -699,14 +700,7 @@ int exit_like(int status, int rc) {
     // Same death as the program, without a core file of this launcher.
     struct rlimit no_core {};
     ::setrlimit(RLIMIT_CORE, &no_core);
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    ::sigaction(sig, &dfl, nullptr);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, sig);
-    ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
-    ::raise(sig);
+    nvtxpp::capture::raise_as_default(sig);
     return 128 + sig;  // a signal whose default action is not to terminate
   }
   if (rc != 0 && WEXITSTATUS(status) == 0) {

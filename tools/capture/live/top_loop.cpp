@@ -2,6 +2,7 @@
 
 #include "top_loop.hpp"
 
+#include "../common/die_like.hpp"
 #include "top_screen.hpp"
 #include "top_source.hpp"
 
@@ -72,15 +73,8 @@ int exit_like(int status) {
   }
   if (WIFSIGNALED(status)) {
     int const sig = WTERMSIG(status);
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    ::sigaction(sig, &dfl, nullptr);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, sig);
-    ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
     std::fflush(nullptr);
-    ::raise(sig);
+    raise_as_default(sig);
     return 128 + sig;
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;

@@ -296,9 +296,6 @@ void live_flush() noexcept {
   }
 }
 
-void drain_then_arm(std::uint64_t generation) noexcept;
-void subscribe_light() noexcept;
-
 /// Wakes the flusher thread for a request just made.
 void wake_flusher() noexcept {
   g_flusher_wake.fetch_add(1, std::memory_order_acq_rel);

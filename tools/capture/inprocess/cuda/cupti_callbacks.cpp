@@ -17,10 +17,6 @@ namespace nvtxpp::capture::cupti {
 
 namespace detail {
 
-namespace rec = nvtxpp::recording;
-
-void enable_deferred_unified_memory() noexcept;
-
 /// The API functions that wait (synchronisation, blocking copies, allocation and freeing): while
 /// CUPTI is detached, the flight recorder's call table follows these alone, so a hang report
 /// still names the call a thread is stuck in, at no cost to the launches between them (the whole
@@ -105,8 +101,6 @@ bool subscribe() noexcept {
          (g_api.subscribe != nullptr &&
           g_api.subscribe(&g_subscriber, &on_resource, nullptr) == CUPTI_SUCCESS);
 }
-
-void try_detach() noexcept;
 
 /// CUPTI's resource callback: each stream the program creates gets an info record
 /// `stream=<handle>:<CUPTI stream id>`, so the trace can give a stream's GPU track the name the

@@ -17,8 +17,6 @@ namespace nvtxpp::capture::cupti {
 
 namespace detail {
 
-namespace rec = nvtxpp::recording;
-
 /// `NVTXPP_CUDA_API=all` (the launcher's --cuda-api=all): record driver API calls too.
 bool driver_api_wanted() noexcept {
   char const* api = std::getenv("NVTXPP_CUDA_API");
@@ -177,7 +175,6 @@ void write_window_edge(bool open, std::int64_t at) noexcept {
   }
 }
 
-void drain_now(std::uint64_t generation) noexcept;
 bool attach_again() noexcept;
 CUptiResult configure_migrations(std::uint32_t count) noexcept;
 
