@@ -75,6 +75,30 @@ TEST_CASE("detaching waits until it is allowed; then it starts at once if nothin
   CHECK(t.want(false) == act::drain);
 }
 
+TEST_CASE("held (a cudaProfilerApi window may still open), periods end attached; released, it "
+          "detaches") {
+  session_state s;
+  s.loaded(false);
+  CHECK(s.hold(true) == act::none);
+  CHECK(s.want(false) == act::disable_kinds);  // before the first window
+  CHECK(s.allow_detach() == act::none);        // allowed, but held
+  CHECK(s.now() == phase::switched_off);
+  CHECK_FALSE(s.detaches());
+  CHECK(s.want(true) == act::enable_kinds);  // a window
+  CHECK(s.want(false) == act::disable_kinds);
+  CHECK(s.api_exit() == act::none);
+  CHECK(s.hold(false) == act::drain);  // the last window closed: detach now
+  CHECK(s.now() == phase::draining);
+  CHECK(s.drained(s.generation()) == act::arm);
+  CHECK(s.api_exit() == act::finalize);
+  session_state t;  // released while a window records: its end detaches
+  t.loaded(true);
+  CHECK(t.hold(true) == act::none);
+  CHECK(t.hold(false) == act::none);
+  CHECK(t.now() == phase::recording);
+  CHECK(t.want(false) == act::drain);
+}
+
 TEST_CASE("a failed attach stays detached and tries again; closed switches nothing") {
   session_state s;
   s.loaded(true);

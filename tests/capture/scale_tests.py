@@ -532,11 +532,13 @@ def case_domains_include(a, tmp):
     check(ranges(load(out)) == ["in keep"], f"keep only: {ranges(load(out))}")
 
 
-def run_fake(a, tmp, extra):
+def run_fake(a, tmp, extra, app_args=("profiler",), stdout=None):
     out = os.path.join(tmp, "g.json")
     env = clean_env(NVTXPP_CUPTI_PATH=a.fake_cupti)
-    p = run(a, ["profiler"], out=out, extra=["--cuda=on"] + extra, env=env)
+    p = run(a, list(app_args), out=out, extra=["--cuda=on"] + extra, env=env)
     check(p.returncode == 0, f"exit 0: {p.returncode} {p.stderr}")
+    if stdout is not None:
+        stdout.append(p.stdout)
     return load(out) if os.path.exists(out) else {"traceEvents": []}
 
 
@@ -551,8 +553,14 @@ def nvtx_ranges(t):
 
 def case_window_cuda(a, tmp):
     """--capture-range=cudaProfilerApi: NVTX and GPU activity between cuProfilerStart and
-    cuProfilerStop only (the test double of CUPTI records a kind only while it is enabled)."""
-    t = run_fake(a, tmp, ["--capture-range=cudaProfilerApi"])
+    cuProfilerStop only (the test double of CUPTI records a kind only while it is enabled).
+    CUPTI stays attached until the window opens (a detach would drop the subscriber that sees
+    cuProfilerStart until our thread subscribes again: a start in between was lost, with its
+    window), and detaches once the window that ends the capture closed."""
+    said = []
+    t = run_fake(a, tmp, ["--capture-range=cudaProfilerApi"], ("profiler", "wait_detach"), said)
+    check("detached before the window: 0\n" in said[0], f"attached until the start: {said}")
+    check("detached after the window: 1\n" in said[0], f"detached after the stop: {said}")
     check(nvtx_ranges(t) == ["profiled"], f"NVTX: only 'profiled': {nvtx_ranges(t)}")
     check(len(kernels(t)) == 2, f"the two kernels launched inside: {len(kernels(t))}")
     api = [e for e in t["traceEvents"] if e["ph"] == "X" and e["name"] == "cudaLaunchKernel"]
@@ -571,8 +579,11 @@ def case_window_cuda_nvtx(a, tmp):
 
 
 def case_window_cuda_repeat(a, tmp):
-    t = run_fake(a, tmp, ["--capture-range=cudaProfilerApi", "--capture-range-end=repeat"])
+    said = []
+    t = run_fake(a, tmp, ["--capture-range=cudaProfilerApi", "--capture-range-end=repeat"],
+                 stdout=said)
     check(nvtx_ranges(t) == ["profiled", "second window"], f"both windows: {nvtx_ranges(t)}")
+    check("detached before the window: 0\n" in said[0], f"attached between windows: {said}")
     check(len(kernels(t)) == 2, f"no kernel outside: {len(kernels(t))}")
 
 

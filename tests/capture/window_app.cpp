@@ -166,9 +166,35 @@ int domains_case() {
   return 0;
 }
 
+using fake_api_fn = int (*)(int, int, std::uint32_t, char const*);
+using fake_state_fn = void (*)(int*, int*, int*);
+
+/// How many times the fake CUPTI was detached after CUDA calls (their exits may detach) for up to
+/// `ms` milliseconds, returning as soon as it was detached (a condition polled, not a sleep).
+int detaches_within(fake_api_fn api, fake_state_fn state, int ms) {
+  int finalizes = 0;
+  for (int i = 0; i < ms; ++i) {
+    int refused = 0;
+    int names = 0;
+    state(&finalizes, &refused, &names);
+    if (finalizes != 0) {
+      break;
+    }
+    api(1, 2, 131, "cudaStreamSynchronize_v3020");
+    api(0, 2, 131, "cudaStreamSynchronize_v3020");
+    timespec const t{0, 1'000'000};
+    ::nanosleep(&t, nullptr);
+  }
+  return finalizes;
+}
+
 /// cudaProfilerApi through the test double of CUPTI (fake_cupti.cpp): "cuInit", one launch
 /// before cuProfilerStart, two inside (in the range "profiled"), one after cuProfilerStop.
-int profiler_case() {
+/// CUPTI must stay attached while a start may come (only its subscriber sees the call): CUDA
+/// calls for 200 ms before the start give a detach the time it would take, and the count is
+/// printed (`detached before the window: N`). With `wait_detach` (the default end, stop), the
+/// calls after the stop wait until CUPTI detached (`detached after the window: N`, 10 s at most).
+int profiler_case(bool wait_detach) {
   char const* path = std::getenv("CUDA_INJECTION64_PATH");
   void* lib = path != nullptr ? ::dlopen(path, RTLD_NOW | RTLD_LOCAL) : nullptr;
   auto init =
@@ -189,17 +215,25 @@ int profiler_case() {
   auto profiler = fake != nullptr
                       ? reinterpret_cast<void (*)(int)>(::dlsym(fake, "fake_cupti_profiler"))
                       : nullptr;
-  if (launch == nullptr || profiler == nullptr) {
+  auto api =
+      fake != nullptr ? reinterpret_cast<fake_api_fn>(::dlsym(fake, "fake_cupti_api")) : nullptr;
+  auto state = fake != nullptr ? reinterpret_cast<fake_state_fn>(::dlsym(fake, "fake_cupti_state"))
+                               : nullptr;
+  if (launch == nullptr || profiler == nullptr || api == nullptr || state == nullptr) {
     std::fprintf(stderr, "the fake CUPTI is not loaded\n");
     return 66;
   }
   range("outside before");
   launch(1, 0);
+  std::printf("detached before the window: %d\n", detaches_within(api, state, 200));
   profiler(1);  // cudaProfilerStart
   nvtxRangePushA("profiled");
   launch(2, 0);
   nvtxRangePop();
   profiler(0);  // cudaProfilerStop
+  if (wait_detach) {
+    std::printf("detached after the window: %d\n", detaches_within(api, state, 10'000));
+  }
   range("outside after");
   launch(1, 0);
   profiler(1);  // a second start: recorded only with --capture-range-end=repeat
@@ -219,7 +253,8 @@ int main(int argc, char** argv) {
   if (which == "fork_time") return fork_time_case(argc > 2 ? std::atof(argv[2]) : 1.0);
   if (which == "domains") return domains_case();
   if (which == "registered") return registered_case();
-  if (which == "profiler") return profiler_case();
-  std::fprintf(stderr, "usage: window_app rank|nvtx [N]|time [S]|domains|profiler\n");
+  if (which == "profiler")
+    return profiler_case(argc > 2 && std::strcmp(argv[2], "wait_detach") == 0);
+  std::fprintf(stderr, "usage: window_app rank|nvtx [N]|time [S]|domains|profiler [wait_detach]\n");
   return 64;
 }

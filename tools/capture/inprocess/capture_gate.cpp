@@ -57,7 +57,8 @@ std::mutex* g_mutex = nullptr;
 std::condition_variable* g_cv = nullptr;
 std::mutex* g_parent_mutex = nullptr;  // a forked child's: the parent's, never used again
 std::condition_variable* g_parent_cv = nullptr;
-std::atomic<bool> g_open{true};  // window state for CUPTI (true without gating)
+std::atomic<bool> g_open{true};               // window state for CUPTI (true without gating)
+std::atomic<bool> g_profiler_awaited{false};  // cudaProfilerApi, and a window may still open
 
 std::int64_t env_int(char const* name, std::int64_t fallback) {
   char const* v = std::getenv(name);
@@ -182,6 +183,7 @@ void trigger_ended() noexcept {
   }
   if (p.end == after::stop || (p.max_windows != 0 && p.opened >= p.max_windows)) {
     p.done = true;
+    g_profiler_awaited.store(false, std::memory_order_release);
     rec::set_trigger_armed(false);
   }
   apply(false);
@@ -210,9 +212,12 @@ void* timer_main(void*) noexcept {
     }
     if (p.close_at != 0 && now >= p.close_at && !p.done) {
       p.done = true;  // --duration is over: no window opens again
+      g_profiler_awaited.store(false, std::memory_order_release);
       rec::set_trigger_armed(false);
       if (p.open) {
         apply(false);
+      } else {
+        cupti::set_gpu_window(false);  // (closed already: CUPTI may detach now)
       }
     }
     if (p.done) {
@@ -299,6 +304,7 @@ void start() noexcept {
     g_mutex = new std::mutex;
     g_cv = new std::condition_variable;
     g_policy.store(p, std::memory_order_release);
+    g_profiler_awaited.store(p->by == trigger::cuda, std::memory_order_release);
 
     rec::window_config c;
     if (p->by == trigger::nvtx) {
@@ -325,6 +331,10 @@ void start() noexcept {
 bool window_open() noexcept { return g_open.load(std::memory_order_acquire); }
 
 bool windowed() noexcept { return g_policy.load(std::memory_order_acquire) != nullptr; }
+
+bool profiler_start_awaited() noexcept {
+  return g_profiler_awaited.load(std::memory_order_acquire);
+}
 
 void profiler_api(bool start_call) noexcept {
   policy const* p = g_policy.load(std::memory_order_acquire);

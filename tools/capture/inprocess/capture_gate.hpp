@@ -19,6 +19,10 @@ void start() noexcept;
 /// @brief Whether the run has a capture window (capture options were given).
 [[nodiscard]] bool windowed() noexcept;
 
+/// @brief Whether a cudaProfilerStart may still open the window (--capture-range=cudaProfilerApi,
+/// until the window that ends the capture closed): CUPTI stays attached meanwhile.
+[[nodiscard]] bool profiler_start_awaited() noexcept;
+
 /// @brief cudaProfilerStart (`start` true) or cudaProfilerStop was called.
 void profiler_api(bool start) noexcept;
 

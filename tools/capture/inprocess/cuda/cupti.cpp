@@ -512,6 +512,7 @@ std::string start_cupti() {
     std::lock_guard<std::mutex> lock{g_window_mutex};
     g_kinds_ready = true;
     g_session.loaded(false);  // detaching waits for the flusher thread (initialize)
+    hold_for_profiler_calls();
     g_sampling = sample.on_ns != 0;
     g_window_on = gate::window_open();  // outside the capture window: nothing until it opens
     g_sample_on = !g_sampling;          // the sampler says when its first period runs

@@ -196,5 +196,6 @@ void drain_then_arm(std::uint64_t generation) noexcept;
 void try_detach() noexcept;
 void subscribe_light() noexcept;
 void allow_detach() noexcept;
+void hold_for_profiler_calls() noexcept;
 
 }  // namespace nvtxpp::capture::cupti::detail

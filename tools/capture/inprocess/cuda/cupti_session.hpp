@@ -28,7 +28,8 @@
 ///
 /// Where CUPTI refuses the detach (cuptiFinalize fails) or NVTXPP_CUPTI_DETACH=off, a period
 /// ends with the kinds switched off and CUPTI attached (`switched_off`), as before the detach
-/// existed; cupti.cpp says so once.
+/// existed; cupti.cpp says so once. So does a period that ends while the session is held
+/// (hold(): a cudaProfilerApi window may still open).
 #pragma once
 
 #include <cstdint>
@@ -69,6 +70,14 @@ class session_state {
   /// drain at once when nothing is being recorded.
   action allow_detach() noexcept;
 
+  /// @brief While held (`on`), a period ends with the kinds off and CUPTI attached: no detach.
+  /// --capture-range=cudaProfilerApi holds it while a cuProfilerStart may still open the window:
+  /// only the subscriber sees that call, and a detach drops the subscriber until our thread
+  /// subscribes the light one again, so a start in between would be lost with its window.
+  /// Taken at load, before a period ends; released with a period ended, it drains (then
+  /// detaches) at once.
+  action hold(bool on) noexcept;
+
   /// @brief The capture window and the sampler together want GPU detail `on` or not.
   action want(bool on) noexcept;
 
@@ -90,6 +99,8 @@ class session_state {
   [[nodiscard]] phase now() const noexcept { return phase_; }
   [[nodiscard]] std::uint64_t generation() const noexcept { return generation_; }
   [[nodiscard]] bool detach_allowed() const noexcept { return detach_allowed_; }
+  /// @brief A period that ends now ends with a detach (allowed, and not held).
+  [[nodiscard]] bool detaches() const noexcept { return detach_allowed_ && !held_; }
   /// @brief CUPTI is attached now (its functions may be called without attaching it again).
   [[nodiscard]] bool attached_now() const noexcept {
     return phase_ == phase::recording || phase_ == phase::switched_off ||
@@ -99,6 +110,7 @@ class session_state {
  private:
   phase phase_ = phase::unloaded;
   bool detach_allowed_ = false;
+  bool held_ = false;
   std::uint64_t generation_ = 0;  ///< bumped by each drain asked for
 };
 
@@ -110,7 +122,7 @@ inline session_state::action session_state::want(bool on) noexcept {
       if (on) {
         return action::none;
       }
-      if (!detach_allowed_) {
+      if (!detaches()) {
         phase_ = phase::switched_off;
         return action::disable_kinds;
       }
@@ -144,9 +156,19 @@ inline session_state::action session_state::want(bool on) noexcept {
   return action::none;
 }
 
+inline session_state::action session_state::hold(bool on) noexcept {
+  held_ = on;
+  if (!detaches() || phase_ != phase::switched_off) {
+    return action::none;
+  }
+  phase_ = phase::draining;
+  ++generation_;
+  return action::drain;
+}
+
 inline session_state::action session_state::allow_detach() noexcept {
   detach_allowed_ = true;
-  if (phase_ != phase::switched_off) {
+  if (!detaches() || phase_ != phase::switched_off) {
     return action::none;
   }
   phase_ = phase::draining;

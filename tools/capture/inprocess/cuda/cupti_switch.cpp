@@ -155,7 +155,7 @@ void set_kinds(bool on) noexcept {
   // on the H200, CUDA 13.0: no cuLaunchKernel of Numba's, cuBLAS's or cuBLASLt's in any period
   // after the first switch). They stay on, and the readers keep only the calls that started in
   // a period or the capture window (the edge rule, and the `gpu_capture` edges below).
-  if (g_session.detach_allowed() || g_launches != launches::one_by_one) {
+  if (g_session.detaches() || g_launches != launches::one_by_one) {
     timed(CUPTI_ACTIVITY_KIND_DRIVER, [&] { switch_launches(on); });
   }
   if (profile && len > 0 && static_cast<std::size_t>(len) < sizeof text) {
@@ -509,6 +509,15 @@ void enable_deferred_unified_memory() noexcept {
   write_info("unified_memory=on" + g_um_note);
 }
 
+/// A switched-off session that may detach now: the launch functions off too (they stay on while
+/// periods end without a detach), then our thread drains. Caller holds g_window_mutex.
+void drain_if(session_state::action what) noexcept {
+  if (what == session_state::action::drain) {
+    switch_launches(false);
+    drain_now(g_session.generation());
+  }
+}
+
 /// Periods end with a detach where CUPTI has cuptiFinalize and the flusher thread (which drains)
 /// runs, unless NVTXPP_CUPTI_DETACH=off (the kinds switched off instead: to compare their cost).
 void allow_detach() noexcept {
@@ -518,10 +527,13 @@ void allow_detach() noexcept {
     return;
   }
   std::lock_guard<std::mutex> lock{g_window_mutex};
-  if (g_session.allow_detach() == session_state::action::drain) {
-    switch_launches(false);  // (the kinds are off already; the launch functions stay on until now)
-    drain_now(g_session.generation());  // nothing recorded from the start: detach now
-  }
+  drain_if(g_session.allow_detach());  // nothing recorded from the start: detach now
+}
+
+/// Holds CUPTI attached while a cuProfilerStart may still open the capture window (the session's
+/// hold()). Caller holds g_window_mutex.
+void hold_for_profiler_calls() noexcept {
+  drain_if(g_session.hold(g_profiler_calls && gate::profiler_start_awaited()));
 }
 
 }  // namespace detail
@@ -533,6 +545,9 @@ void set_gpu_window(bool open) noexcept {
     return;  // a forked child: CUPTI is the parent's
   }
   std::lock_guard<std::mutex> lock{g_window_mutex};
+  if (g_kinds_ready) {
+    hold_for_profiler_calls();  // (before the switch: the window that closed may be the last)
+  }
   if (open == g_window_on) {
     return;
   }
