@@ -318,10 +318,15 @@ inline void emit_registered(Op op, nvtxStringHandle_t handle, color colour,
 /// own): a few literal_site slots, filled by the first texts seen while a tool listens and never
 /// reused, so each costs at most one registration. Further texts of that length, and arrays whose
 /// bytes changed since they took a slot, go as plain text.
+///
+/// One thread enrolls at a time (a flag taken without waiting: the others send plain text
+/// meanwhile). Without it, threads meeting one text first at once each took a slot for it, and
+/// four of them filled every slot: the next text of that length never got one.
 template <typename D, std::size_t N>
 struct literal_cache {
   static constexpr std::size_t slots = 4;
   static inline literal_site<D, char const (&)[N]> site[slots];
+  static inline atomic_word<int> enrolling{0};
 
   static bool find(char const* text, nvtxStringHandle_t& handle, color& colour) noexcept {
     for (auto const& s : site) {
@@ -332,6 +337,16 @@ struct literal_cache {
 
   [[gnu::noinline]] static bool enroll(char const* text, nvtxStringHandle_t& handle,
                                        color& colour) noexcept {
+    int expected = 0;
+    if (!enrolling.compare_exchange_acquire(expected, 1)) return false;  // another thread enrolls
+    bool const found = enroll_alone(text, handle, colour);
+    enrolling.store_release(0);
+    return found;
+  }
+
+ private:
+  static bool enroll_alone(char const* text, nvtxStringHandle_t& handle, color& colour) noexcept {
+    if (find(text, handle, colour)) return true;  // enrolled by the thread that had the flag
     // An array registered before with other bytes is a buffer that changes: plain text from now
     // on, rather than a slot for each of its contents.
     for (auto const& s : site) {
@@ -355,6 +370,16 @@ inline constexpr bool is_cached_text_array =
     std::is_array_v<M>&& std::is_same_v<std::remove_cv_t<std::remove_extent_t<M>>, char>&&
         std::extent_v<M> <= max_cached_literal;
 
+/// Emits one event with @p msg as its text (a tool listens).
+template <typename D, typename Op, typename M, typename... As>
+inline void emit_text(Op op, M const& msg, As const&... attrs) noexcept {
+  event_builder ev;
+  ev.apply<D>(attrs...);
+  char buf[std::is_same_v<M, std::string_view> ? NVTXPP_MESSAGE_BUFFER_SIZE : 1];
+  set_message<D>(ev, buf, msg);
+  op(domain_handle<D>(), ev.attr);
+}
+
 /// Emits one event with a static message when a tool may listen: @p op receives the domain
 /// handle and the attributes. @return whether the event was emitted.
 ///
@@ -373,11 +398,7 @@ inline bool emit_static(Op op, M const& msg, As const&... attrs) noexcept {
       return true;
     }
   }
-  event_builder ev;
-  ev.apply<D>(attrs...);
-  char buf[std::is_same_v<M, std::string_view> ? NVTXPP_MESSAGE_BUFFER_SIZE : 1];
-  set_message<D>(ev, buf, msg);
-  op(domain_handle<D>(), ev.attr);
+  emit_text<D>(op, msg, attrs...);
   return true;
 }
 
@@ -394,6 +415,10 @@ inline bool emit_at_site(literal_site<D, T>& site, Op op, M const& msg,
       emit_registered<D>(op, handle, colour, attrs...);
       return true;
     }
+    // Registration under way in another thread, refused, or the array's bytes changed: plain
+    // text, not the domain's literal_cache (a site's literal would take a slot there too).
+    emit_text<D>(op, msg, attrs...);
+    return true;
   } else {
     static_cast<void>(site);
   }
