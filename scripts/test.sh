@@ -4,9 +4,14 @@
 # UndefinedBehaviorSanitizer, the thread and capture tests under ThreadSanitizer, and a short run
 # of each libFuzzer target (tests/fuzz; scripts/fuzz.sh for long runs). Set NVTXPP_TEST_GPU=1 on
 # a machine with a GPU to run those too.
+#
+# Each sanitizer build (and the fuzzers') runs at the lowest priority while the stage of tests
+# before it runs: those tests wait much of their time (a core idles about a fifth of each test
+# stage), and the build takes only what they leave. `scripts/test.sh --build NAME` (release, asan,
+# tsan or fuzz) runs one build alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+self="$PWD/scripts/test.sh"
 
 jobs="${NVTXPP_JOBS:-$(nproc)}"
 # ctest's slots: four a core, and two more. A test that keeps a core busy takes four, one that
@@ -20,6 +25,86 @@ if command -v ccache >/dev/null 2>&1 && [ "${NVTXPP_CCACHE:-1}" != 0 ]; then
   export CCACHE_BASEDIR="$PWD"
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
+exclude="gpu"
+[ "${NVTXPP_TEST_GPU:-0}" = "1" ] && exclude="^$"
+
+# The builds ------------------------------------------------------------------------------------
+
+build_release() {
+  # The programs of the GPU tests only where they run (NVTXPP_TEST_GPU=1): without a GPU, CI
+  # would compile a corpus of CUDA programs (cuBLAS, cuFFT, Thrust, ...) that nothing runs, a
+  # sixth of this build. The GPU machine's scripts build them (scripts/*_gpu.sh).
+  local gpu_tests=OFF
+  [ "${NVTXPP_TEST_GPU:-0}" = "1" ] && gpu_tests=ON
+  cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DNVTXPP_BUILD_BENCHMARKS=ON \
+    -DNVTXPP_GPU_TESTS=$gpu_tests "${launcher[@]}"
+  cmake --build build/release -j "$jobs"
+}
+
+build_asan() {
+  local san="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+  # (Tests that only compile run in the release stage: nothing of them runs under a sanitizer.
+  # Nor do the GPU tests: their programs are not built here.)
+  # Debug (no optimisation) with line tables only (-g1): a sanitizer's report names each frame's
+  # function, file and line; full debug information would only slow the compiler and the linker.
+  cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DNVTXPP_BUILD_EXAMPLES=OFF \
+    -DNVTXPP_COMPILE_ONLY_TESTS=OFF -DNVTXPP_GPU_TESTS=OFF "${launcher[@]}" \
+    -DCMAKE_CXX_FLAGS_DEBUG=-g1 "-DCMAKE_CXX_FLAGS=$san" "-DCMAKE_EXE_LINKER_FLAGS=$san" \
+    "-DCMAKE_SHARED_LINKER_FLAGS=$san"
+  cmake --build build/asan -j "$jobs"
+}
+
+build_tsan() {
+  # Only the targets those tests need; the injection library and the CUPTI test double too,
+  # since they are loaded into the TSan-built capture app. tests/tsan.supp suppresses NVTX's own
+  # header code only (each line says why). capture.memory and capture.memory_threads (10 million
+  # ranges each) are left out: under TSan they take minutes, and the ASan stage already runs
+  # them. Line tables only (-g1): a report names each frame's function, file and line (inlined
+  # frames too: tsan.supp's NVTX lines still match); full debug information took a quarter of
+  # the build.
+  local tsan="-fsanitize=thread -fno-omit-frame-pointer"
+  cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVTXPP_BUILD_EXAMPLES=OFF \
+    "${launcher[@]}" "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" \
+    -DNVTXPP_INSTALL=OFF "-DCMAKE_CXX_FLAGS=$tsan" "-DCMAKE_EXE_LINKER_FLAGS=$tsan" \
+    "-DCMAKE_SHARED_LINKER_FLAGS=$tsan" "-DCMAKE_MODULE_LINKER_FLAGS=$tsan"
+  local targets=(test_threads test_memory nvtxpp-capture nvtxpp_inject nvtxpp_capture_app
+    nvtxpp_window_app instrument_test nvtxpp_ring_threads_test nvtxpp_call_table_test
+    nvtxpp_flight_app nvtxpp_merge_stages_test nvtxpp_capture_app_heavy nvtxpp_window_app_heavy
+    nvtxpp_flight_app_heavy nvtxpp_heavy_tls_check nvtxpp_refuse_threads nvtxpp_top_app
+    nvtxpp_live_table_test)
+  local all t
+  all=$(cmake --build build/tsan --target help)
+  for t in nvtxpp_capture_nvtxpp_app nvtxpp_fake_cupti nvtxpp_capture_graph_app \
+    nvtxpp_cupti_convert_test test_sqlite_writer nvtxpp_capture_reports_app nvtxpp_diff_app; do
+    # optional targets (CUPTI headers, libsqlite3): built when this configuration has them
+    if grep -q "^$t:" <<<"$all"; then targets+=("$t"); fi
+  done
+  cmake --build build/tsan -j "$jobs" --target "${targets[@]}"
+}
+
+build_fuzz() {
+  command -v clang++ >/dev/null || return 0  # (the fuzz stage says so)
+  # (-O2 as the fuzzers run; line tables only, enough for a crash's stack)
+  CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -gline-tables-only -DNDEBUG" \
+    -DNVTXPP_BUILD_EXAMPLES=OFF -DNVTXPP_INSTALL=OFF -DNVTXPP_BUILD_FUZZERS=ON "${launcher[@]}"
+  cmake --build build/fuzz -j "$jobs" --target fuzz_capture fuzz_json_reader fuzz_color_name \
+    fuzz_format
+}
+
+if [ "${1:-}" = "--build" ]; then
+  case "${2:-}" in
+    release | asan | tsan | fuzz) "build_$2" ;;
+    *)
+      echo "usage: scripts/test.sh [--build release|asan|tsan|fuzz]" >&2
+      exit 2
+      ;;
+  esac
+  exit 0
+fi
+
+scripts/install-deps.sh
+
 # Each stage's time, printed at the end (and when a stage fails: the stages so far): wall seconds,
 # and the CPU seconds (user + system) of the processes it ran, which another load on the machine
 # changes less.
@@ -36,7 +121,7 @@ stage() {  # stage NAME: closes the stage before it, opens NAME
   local cpu
   cpu=$(cpu_seconds)
   if [ -n "${stage_name:-}" ]; then
-    stages+=("$(printf '%-44s %5d s %6d CPU-s' "$stage_name" $((SECONDS - stage_start)) \
+    stages+=("$(printf '%-46s %5d s %6d CPU-s' "$stage_name" $((SECONDS - stage_start)) \
       $((cpu - stage_cpu)))")
   fi
   stage_name="$1"
@@ -49,61 +134,55 @@ print_stages() {
   stage ""
   echo "== stage times"
   printf '  %s\n' "${stages[@]}"
-  printf '  %-44s %5d s %6d CPU-s\n' "total" "$SECONDS" "$(cpu_seconds)"
+  printf '  %-46s %5d s %6d CPU-s\n' "total" "$SECONDS" "$(cpu_seconds)"
 }
-trap print_stages EXIT
-exclude="gpu"
-[ "${NVTXPP_TEST_GPU:-0}" = "1" ] && exclude="^$"
+# A build in the background, at the lowest priority, in a session of its own (so that an exit
+# of this script stops all of it); its output goes to build/NAME-build.log.
+bg_pid=""
+bg_name=""
+background_build() {
+  bg_name="$1"
+  mkdir -p build
+  setsid nice -n 19 "$self" --build "$1" >"build/$1-build.log" 2>&1 </dev/null &
+  bg_pid=$!
+}
+finish_background_build() {  # waits for it; a failure ends the run with the log's end
+  local status=0
+  wait "$bg_pid" || status=$?
+  bg_pid=""
+  if [ "$status" != 0 ]; then
+    tail -n 80 "build/$bg_name-build.log"
+    echo "== the $bg_name build failed (exit $status): build/$bg_name-build.log"
+    exit 1
+  fi
+  tail -n 1 "build/$bg_name-build.log"
+}
+on_exit() {
+  [ -n "$bg_pid" ] && kill -TERM -- "-$bg_pid" 2>/dev/null
+  print_stages
+}
+trap on_exit EXIT
 
 stage "build (Release, warnings as errors)"
-cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DNVTXPP_BUILD_BENCHMARKS=ON \
-  "${launcher[@]}"
-cmake --build build/release -j "$jobs"
-stage "tests"
+build_release
+background_build asan
+stage "tests (the ASan build beside them)"
 ctest --test-dir build/release -j "$ctest_jobs" --output-on-failure -LE "$exclude"
 
-stage "build under AddressSanitizer + UndefinedBehaviorSanitizer"
-san="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
-# (Tests that only compile run in the release stage: nothing of them runs under a sanitizer. Nor
-# do the GPU tests: their programs are not built here.)
-# Debug (no optimisation) with line tables only (-g1): a sanitizer's report names each frame's
-# function, file and line; full debug information would only slow the compiler and the linker.
-cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DNVTXPP_BUILD_EXAMPLES=OFF \
-  -DNVTXPP_COMPILE_ONLY_TESTS=OFF -DNVTXPP_GPU_TESTS=OFF "${launcher[@]}" -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
-  "-DCMAKE_CXX_FLAGS=$san" "-DCMAKE_EXE_LINKER_FLAGS=$san" "-DCMAKE_SHARED_LINKER_FLAGS=$san"
-cmake --build build/asan -j "$jobs"
-stage "tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+stage "build under ASan + UBSan: the rest"
+finish_background_build
+background_build tsan
+stage "tests under ASan + UBSan (TSan build beside)"
 # Packaging and compile-fail tests build other projects: nothing to sanitize there. Tests
 # labelled `nosan` cannot run under the sanitizers' runtime (they say why in their CMakeLists).
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build/asan -j "$ctest_jobs" --output-on-failure \
   -LE "gpu|packaging|compile_fail|nosan"
 
-stage "build under ThreadSanitizer"
-# Only the targets those tests need; the injection library and the CUPTI test double too, since
-# they are loaded into the TSan-built capture app. tests/tsan.supp suppresses NVTX's own header
-# code only (each line says why). capture.memory and capture.memory_threads (10 million ranges
-# each) are left out: under TSan they take minutes, and the ASan stage already runs them.
-# Line tables only (-g1): a report names each frame's function, file and line (inlined frames
-# too: tsan.supp's NVTX lines still match); full debug information took a quarter of the build.
-tsan="-fsanitize=thread -fno-omit-frame-pointer"
-cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNVTXPP_BUILD_EXAMPLES=OFF "${launcher[@]}" \
-  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" \
-  -DNVTXPP_INSTALL=OFF "-DCMAKE_CXX_FLAGS=$tsan" "-DCMAKE_EXE_LINKER_FLAGS=$tsan" \
-  "-DCMAKE_SHARED_LINKER_FLAGS=$tsan" "-DCMAKE_MODULE_LINKER_FLAGS=$tsan"
-tsan_targets=(test_threads test_memory nvtxpp-capture nvtxpp_inject nvtxpp_capture_app
-  nvtxpp_window_app instrument_test nvtxpp_ring_threads_test nvtxpp_call_table_test
-  nvtxpp_flight_app nvtxpp_merge_stages_test nvtxpp_capture_app_heavy nvtxpp_window_app_heavy
-  nvtxpp_flight_app_heavy nvtxpp_heavy_tls_check nvtxpp_refuse_threads nvtxpp_top_app
-  nvtxpp_live_table_test)
-tsan_all=$(cmake --build build/tsan --target help)
-for t in nvtxpp_capture_nvtxpp_app nvtxpp_fake_cupti nvtxpp_capture_graph_app nvtxpp_cupti_convert_test \
-  test_sqlite_writer nvtxpp_capture_reports_app nvtxpp_diff_app; do
-  # optional targets (CUPTI headers, libsqlite3): built when this configuration has them
-  if grep -q "^$t:" <<<"$tsan_all"; then tsan_targets+=("$t"); fi
-done
-cmake --build build/tsan -j "$jobs" --target "${tsan_targets[@]}"
-stage "thread and capture tests under ThreadSanitizer"
+stage "build under TSan: the rest"
+finish_background_build
+background_build fuzz
+stage "tests under TSan (fuzzers' build beside)"
 # Most of these wait most of their time: there, only the tests that keep a core busy take four
 # slots. A TSan-built process whose threads outlive main sleeps at its exit so that they run on
 # while the exit handlers do (races at exit): 250 ms, not TSan's 1 s, still spans one whole wait
@@ -113,13 +192,9 @@ TSAN_OPTIONS="halt_on_error=1:atexit_sleep_ms=250:suppressions=$PWD/tests/tsan.s
   ctest --test-dir build/tsan -j "$ctest_jobs" --output-on-failure -R 'thread|^capture\.|^test_memory$' \
   -E '^capture\.memory' -LE "$exclude"
 
-stage "fuzzers (libFuzzer, 20 s each)"
+stage "fuzzers: the rest of their build, 20 s each"
+finish_background_build
 if command -v clang++ >/dev/null; then
-  # (-O2 as the fuzzers run; line tables only, enough for a crash's stack)
-  CC=clang CXX=clang++ cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -gline-tables-only -DNDEBUG" \
-    -DNVTXPP_BUILD_EXAMPLES=OFF -DNVTXPP_INSTALL=OFF -DNVTXPP_BUILD_FUZZERS=ON "${launcher[@]}"
-  cmake --build build/fuzz -j "$jobs" --target fuzz_capture fuzz_json_reader fuzz_color_name fuzz_format
   # Seeds and saved crash inputs first (plain tests), then a short fresh run of each.
   ctest --test-dir build/fuzz -j "$jobs" --output-on-failure -L fuzz
   # The four runs, as many at once as there are cores: each still fuzzes for its 20 s.
