@@ -4,11 +4,7 @@
 # UndefinedBehaviorSanitizer, the thread and capture tests under ThreadSanitizer, and a short run
 # of each libFuzzer target (tests/fuzz; scripts/fuzz.sh for long runs). Set NVTXPP_TEST_GPU=1 on
 # a machine with a GPU to run those too.
-#
-# Each sanitizer build (and the fuzzers') runs at the lowest priority while the stage of tests
-# before it runs: those tests wait much of their time (a core idles about a fifth of each test
-# stage), and the build takes only what they leave. `scripts/test.sh --build NAME` (release, asan,
-# tsan or fuzz) runs one build alone.
+# `scripts/test.sh --build NAME` (release, asan, tsan or fuzz) runs one of its builds alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 self="$PWD/scripts/test.sh"
@@ -121,7 +117,7 @@ stage() {  # stage NAME: closes the stage before it, opens NAME
   local cpu
   cpu=$(cpu_seconds)
   if [ -n "${stage_name:-}" ]; then
-    stages+=("$(printf '%-46s %5d s %6d CPU-s' "$stage_name" $((SECONDS - stage_start)) \
+    stages+=("$(printf '%-44s %5d s %6d CPU-s' "$stage_name" $((SECONDS - stage_start)) \
       $((cpu - stage_cpu)))")
   fi
   stage_name="$1"
@@ -134,55 +130,27 @@ print_stages() {
   stage ""
   echo "== stage times"
   printf '  %s\n' "${stages[@]}"
-  printf '  %-46s %5d s %6d CPU-s\n' "total" "$SECONDS" "$(cpu_seconds)"
+  printf '  %-44s %5d s %6d CPU-s\n' "total" "$SECONDS" "$(cpu_seconds)"
 }
-# A build in the background, at the lowest priority, in a session of its own (so that an exit
-# of this script stops all of it); its output goes to build/NAME-build.log.
-bg_pid=""
-bg_name=""
-background_build() {
-  bg_name="$1"
-  mkdir -p build
-  setsid nice -n 19 "$self" --build "$1" >"build/$1-build.log" 2>&1 </dev/null &
-  bg_pid=$!
-}
-finish_background_build() {  # waits for it; a failure ends the run with the log's end
-  local status=0
-  wait "$bg_pid" || status=$?
-  bg_pid=""
-  if [ "$status" != 0 ]; then
-    tail -n 80 "build/$bg_name-build.log"
-    echo "== the $bg_name build failed (exit $status): build/$bg_name-build.log"
-    exit 1
-  fi
-  tail -n 1 "build/$bg_name-build.log"
-}
-on_exit() {
-  [ -n "$bg_pid" ] && kill -TERM -- "-$bg_pid" 2>/dev/null
-  print_stages
-}
-trap on_exit EXIT
+trap print_stages EXIT
 
 stage "build (Release, warnings as errors)"
 build_release
-background_build asan
-stage "tests (the ASan build beside them)"
+stage "tests"
 ctest --test-dir build/release -j "$ctest_jobs" --output-on-failure -LE "$exclude"
 
-stage "build under ASan + UBSan: the rest"
-finish_background_build
-background_build tsan
-stage "tests under ASan + UBSan (TSan build beside)"
+stage "build under AddressSanitizer + UndefinedBehaviorSanitizer"
+build_asan
+stage "tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 # Packaging and compile-fail tests build other projects: nothing to sanitize there. Tests
 # labelled `nosan` cannot run under the sanitizers' runtime (they say why in their CMakeLists).
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build/asan -j "$ctest_jobs" --output-on-failure \
   -LE "gpu|packaging|compile_fail|nosan"
 
-stage "build under TSan: the rest"
-finish_background_build
-background_build fuzz
-stage "tests under TSan (fuzzers' build beside)"
+stage "build under ThreadSanitizer"
+build_tsan
+stage "thread and capture tests under ThreadSanitizer"
 # Most of these wait most of their time: there, only the tests that keep a core busy take four
 # slots. A TSan-built process whose threads outlive main sleeps at its exit so that they run on
 # while the exit handlers do (races at exit): 250 ms, not TSan's 1 s, still spans one whole wait
@@ -192,9 +160,9 @@ TSAN_OPTIONS="halt_on_error=1:atexit_sleep_ms=250:suppressions=$PWD/tests/tsan.s
   ctest --test-dir build/tsan -j "$ctest_jobs" --output-on-failure -R 'thread|^capture\.|^test_memory$' \
   -E '^capture\.memory' -LE "$exclude"
 
-stage "fuzzers: the rest of their build, 20 s each"
-finish_background_build
+stage "fuzzers (libFuzzer, 20 s each)"
 if command -v clang++ >/dev/null; then
+  build_fuzz
   # Seeds and saved crash inputs first (plain tests), then a short fresh run of each.
   ctest --test-dir build/fuzz -j "$jobs" --output-on-failure -L fuzz
   # The four runs, as many at once as there are cores: each still fuzzes for its 20 s.
