@@ -30,8 +30,8 @@ set(NVTXPP_TEST_COSTS
   capture.job_torchrun                             1.8   2.2   3.4
   capture.job_trigger                              1.9   2.4   2.3
   capture.job_two_jobs                             2.2   3.1   2.6
-  capture.memory                                   0.9  25.4   0.0
-  capture.memory_threads                           0.6  15.5   0.0
+  capture.memory                                   0.9   5.1   0.0
+  capture.memory_threads                           0.6   3.1   0.0
   capture.merge_damaged                            0.1   0.7   2.4
   capture.merge_empty_processes                    0.2   0.7   2.3
   capture.merge_json                               0.5   2.3   3.5
