@@ -105,8 +105,10 @@ class flight_watch {
   /// Measures a range that `tid` ended (push/pop, or start/end begun by `start_tid`) against
   /// the triggers.
   /// (`depth`: a push/pop range's in its domain, -1 for a start/end range.)
-  void range_ended(process& p, std::uint64_t tid, std::uint64_t start_tid, std::string const& name,
+  void range_ended(process& p, std::uint64_t tid, std::uint64_t start_tid, std::string_view name,
                    std::uint32_t domain, std::int64_t start_ns, std::int64_t end_ns, int depth);
+  /// Names `r` as event `e` does (its text, a registered string, or none).
+  static void name_event(process const& p, recording::raw_event const& e, open_range& r);
   /// Delivers one GPU ring record (kind, body) to the sink.
   void deliver_gpu(std::uint32_t pid, std::uint32_t kind, unsigned char const* body,
                    std::uint32_t size);
@@ -128,6 +130,7 @@ class flight_watch {
   bool lost_ = false;
   std::string label_;
   trace_sink* sink_ = nullptr;
+  range_info ended_;  ///< what range_ended delivers
 };
 
 /// @brief `nvtxpp-capture stacks FILE...`: groups the ranks of per-rank stacks reports by what

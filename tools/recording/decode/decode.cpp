@@ -80,17 +80,6 @@ std::string const& name_tables::thread_at(std::uint64_t tid, std::int64_t ticks)
   return it == thread_names.end() ? empty_string : name_at(it->second, ticks, *this);
 }
 
-namespace {
-
-/// a - b as a double, exact where the integer difference is (any int64 in: damaged files).
-double difference(std::int64_t a, std::int64_t b) noexcept {
-  std::int64_t d = 0;
-  return __builtin_sub_overflow(a, b, &d) ? static_cast<double>(a) - static_cast<double>(b)
-                                          : static_cast<double>(d);
-}
-
-}  // namespace
-
 clock_map clock_map::from(std::int64_t t0, std::int64_t n0, std::int64_t t1,
                           std::int64_t n1) noexcept {
   clock_map m;
@@ -100,25 +89,6 @@ clock_map clock_map::from(std::int64_t t0, std::int64_t n0, std::int64_t t1,
     m.ns_per_tick = difference(n1, n0) / difference(t1, t0);
   }
   return m;
-}
-
-std::int64_t clock_map::to_ns(std::int64_t ticks) const noexcept {
-  // Exact for real recordings; saturating, never overflowing, for damaged ones.
-  constexpr double limit = 9.2e18;  // just inside int64
-  double d = difference(ticks, ticks0) * ns_per_tick;
-  if (!(d > -limit)) d = -limit;  // NaN too
-  if (d > limit) d = limit;
-  // std::llround in place (a library call was a tenth of a live reader's time at two million
-  // events a second): halves away from zero, exactly; d - trunc(d) is exact for every double.
-  auto delta = static_cast<std::int64_t>(d);
-  double const frac = d - static_cast<double>(delta);
-  delta += frac >= 0.5 ? 1 : frac <= -0.5 ? -1 : 0;
-  std::int64_t out = 0;
-  if (__builtin_add_overflow(ns0, delta, &out)) {
-    return delta > 0 ? std::numeric_limits<std::int64_t>::max()
-                     : std::numeric_limits<std::int64_t>::min();
-  }
-  return out;
 }
 
 namespace {

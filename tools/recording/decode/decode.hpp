@@ -144,7 +144,33 @@ struct clock_map {
   /// @brief Builds the map from two calibration points (identity slope if they coincide).
   static clock_map from(std::int64_t t0, std::int64_t n0, std::int64_t t1,
                         std::int64_t n1) noexcept;
-  [[nodiscard]] std::int64_t to_ns(std::int64_t ticks) const noexcept;
+  /// (Inline: a live reader maps every event it reads.)
+  [[nodiscard]] std::int64_t to_ns(std::int64_t ticks) const noexcept {
+    // Exact for real recordings; saturating, never overflowing, for damaged ones.
+    constexpr double limit = 9.2e18;  // just inside int64
+    double d = difference(ticks, ticks0) * ns_per_tick;
+    if (!(d > -limit)) d = -limit;  // NaN too
+    if (d > limit) d = limit;
+    // std::llround in place (a library call was a tenth of a live reader's time at two million
+    // events a second): halves away from zero, exactly; d - trunc(d) is exact for every double.
+    // Without a branch: the fraction is as random as the tick, and a mispredicted branch on it
+    // cost more than the rest of the mapping.
+    auto delta = static_cast<std::int64_t>(d);
+    double const frac = d - static_cast<double>(delta);
+    delta += static_cast<std::int64_t>(frac >= 0.5) - static_cast<std::int64_t>(frac <= -0.5);
+    std::int64_t out = 0;
+    if (__builtin_add_overflow(ns0, delta, &out)) {
+      return delta > 0 ? INT64_MAX : INT64_MIN;
+    }
+    return out;
+  }
+  /// @brief a - b as a double, exact where the integer difference is (any int64 in: damaged
+  /// files).
+  [[nodiscard]] static double difference(std::int64_t a, std::int64_t b) noexcept {
+    std::int64_t d = 0;
+    return __builtin_sub_overflow(a, b, &d) ? static_cast<double>(a) - static_cast<double>(b)
+                                            : static_cast<double>(d);
+  }
 };
 
 /// @brief One contiguous run of a thread's stream: bytes [offset, offset + size) of one block.
