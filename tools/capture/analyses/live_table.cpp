@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <deque>
 #include <limits>
 #include <memory>
@@ -62,6 +63,46 @@ bool same_text(std::string_view a, std::string_view b) noexcept {
   }
   return true;
 }
+
+/// A name's length and its first and last (up to) 8 bytes: all of a name of 16 bytes or fewer
+/// (most range names), so equal keys are equal names there without a loop over the bytes, and
+/// a cheap index into the recent names (the full hash costs a multiply a byte).
+struct short_key {
+  std::uint64_t head = 0;
+  std::uint64_t tail = 0;
+  std::size_t size = ~std::size_t{0};
+
+  static short_key of(std::string_view s) noexcept {
+    short_key k;
+    char const* const p = s.data();
+    std::size_t const n = s.size();
+    k.size = n;
+    if (n >= 8) {
+      std::memcpy(&k.head, p, 8);
+      std::memcpy(&k.tail, p + n - 8, 8);
+    } else if (n >= 4) {
+      std::uint32_t a = 0;
+      std::uint32_t b = 0;
+      std::memcpy(&a, p, 4);
+      std::memcpy(&b, p + n - 4, 4);
+      k.head = a;
+      k.tail = b;
+    } else if (n > 0) {
+      k.head = std::uint64_t{static_cast<unsigned char>(p[0])} |
+               std::uint64_t{static_cast<unsigned char>(p[n / 2])} << 8U |
+               std::uint64_t{static_cast<unsigned char>(p[n - 1])} << 16U;
+    }
+    return k;
+  }
+  [[nodiscard]] bool operator==(short_key const& o) const noexcept {
+    return head == o.head && tail == o.tail && size == o.size;
+  }
+  /// Whether the key holds every byte of its name.
+  [[nodiscard]] bool whole() const noexcept { return size <= 16; }
+  [[nodiscard]] std::uint64_t mix() const noexcept {
+    return (head * 0x9E3779B97F4A7C15ULL) ^ ((tail + size) * 0xC2B2AE3D27D4EB4FULL);
+  }
+};
 
 /// One process's names in one domain as they came, each with the row it counts in: most
 /// ranges find theirs here, without folding or copying their name again. Looked up once a
@@ -224,13 +265,20 @@ struct live_table::impl {
   std::vector<name_entry> names{{"", "(other)"}};
   std::unordered_map<std::string, std::uint32_t> name_ids;
   std::unordered_map<std::uint64_t, raw_names> raw;
-  struct recent_name {
-    std::uint64_t raw_key = ~std::uint64_t{0};
-    std::uint64_t hash = 0;
-    std::string text;
-    std::uint32_t id = 0;
+  /// The (name, thread) pairs of the last ranges, each with its row, its thread and its cell in
+  /// the slice it last counted in: a program repeats a few pairs, and a range finds all three
+  /// here at once (found by short_key, no hash of the name's bytes, no map).
+  struct recent_pair {
+    std::uint64_t raw_key = ~std::uint64_t{0};  ///< pid << 32 | domain
+    std::uint64_t thread_key = 0;               ///< thread_of's key
+    short_key key;
+    std::string text;  ///< the name when the key does not hold all of it
+    std::uint32_t name = 0;
+    std::uint32_t thread = 0;
+    std::int64_t slice = no_slice;  ///< `c` is the pair's cell in this slice
+    cell* c = nullptr;
   };
-  std::array<recent_name, 16> recent_names;
+  std::array<recent_pair, 64> pairs;
   std::uint64_t last_raw_key = ~std::uint64_t{0};
   raw_names* last_raw = nullptr;
 
@@ -337,6 +385,33 @@ struct live_table::impl {
     return idx;
   }
 
+  /// The pair of range `r`'s name and thread (found, or made for it).
+  recent_pair& pair_of(range_info const& r) {
+    std::uint64_t const raw_key = (std::uint64_t{r.pid} << 32U) | r.attr.domain;
+    std::uint64_t const thread_key = (std::uint64_t{r.pid} << 32U) | (r.tid & 0xFFFF'FFFFU);
+    short_key const sk = short_key::of(r.name);
+    recent_pair& e = pairs[(sk.mix() ^ (raw_key * 0xFF51AFD7ED558CCDULL) ^
+                            (thread_key * 0xC4CEB9FE1A85EC53ULL)) >>
+                           58U];
+    if (e.raw_key != raw_key || e.thread_key != thread_key || !(e.key == sk) ||
+        !(sk.whole() || same_text(e.text, r.name))) {
+      e.raw_key = raw_key;
+      e.thread_key = thread_key;
+      e.key = sk;
+      if (sk.whole()) {
+        e.text.clear();
+      } else {
+        e.text.assign(r.name);
+      }
+      e.name = name_of(r.pid, r.attr.domain, r.attr.domain_name, r.name);
+      e.thread = thread_of(r.pid, r.tid);
+      e.slice = no_slice;
+      e.c = nullptr;
+    }
+    return e;
+  }
+
+  /// The row of `name`: the process's names as they came, then the rows.
   std::uint32_t name_of(std::uint32_t pid, std::uint32_t domain, std::string_view domain_name,
                         std::string_view name) {
     std::uint64_t const key = (std::uint64_t{pid} << 32U) | domain;
@@ -344,15 +419,9 @@ struct live_table::impl {
       last_raw = &raw[key];
       last_raw_key = key;
     }
-    // The names of the last ranges first: a program repeats a few names.
     std::uint64_t const h = raw_names::hash(name);
-    auto& recent = recent_names[h & (recent_names.size() - 1)];
-    if (recent.raw_key == key && recent.hash == h && same_text(recent.text, name)) {
-      return recent.id;
-    }
     raw_names& rn = *last_raw;
     if (std::uint32_t const* id = rn.find(name, h)) {
-      recent = {key, h, std::string{name}, *id};
       return *id;
     }
     std::string const folded = o.fold_numbers ? fold_digits(name) : std::string{name};
@@ -368,24 +437,29 @@ struct live_table::impl {
       name_ids.emplace(std::move(row_key), id);
     }
     rn.add(name, h, id);
-    recent = {key, h, std::string{name}, id};
     return id;
   }
 
-  /// Counts an instance [start, end] of `name` on `thread` (its self and GPU time).
-  void add(std::uint32_t name, std::uint32_t thread, std::int64_t start, std::int64_t end,
-           std::int64_t self, std::int64_t gpu) {
+  /// Counts an instance [start, end] of pair `p` (its self and GPU time).
+  void add(recent_pair& p, std::int64_t start, std::int64_t end, std::int64_t self,
+           std::int64_t gpu) {
     std::int64_t const dur = end - start;
     std::int64_t const last = slice_fast(end);
-    advance(last);
+    if (newest == no_slice || last > newest) {
+      advance(last);
+    }
     std::int64_t const first_kept = newest - static_cast<std::int64_t>(slices.size()) + 1;
     if (last < first_kept) {
       return;  // older than anything kept
     }
-    std::uint64_t const key = (std::uint64_t{name} << 32U) | thread;
+    std::uint64_t const key = (std::uint64_t{p.name} << 32U) | p.thread;
     slice& end_slice = *hot_slot;
+    if (p.slice != last) {
+      p.c = &cell_at(end_slice, key);  // the map's nodes stay until the slice is emptied
+      p.slice = last;
+    }
     if (start >= hot_lo) {  // most ranges: within one slice
-      cell& c = cell_at(end_slice, key);
+      cell& c = *p.c;
       c.total += dur;
       c.self += self;
       ++c.calls;
@@ -407,7 +481,7 @@ struct live_table::impl {
       c.self += static_cast<std::int64_t>(static_cast<double>(self) * static_cast<double>(b - a) /
                                           static_cast<double>(dur));
     }
-    cell& c = cell_at(end_slice, key);
+    cell& c = *p.c;
     ++c.calls;
     c.dur_sum += dur;
     c.gpu += gpu;
@@ -511,8 +585,9 @@ void live_table::on_range(range_info const& r) {
     return;
   }
   impl& d = *d_;
-  std::uint32_t const thread = d.thread_of(r.pid, r.tid);
-  std::uint32_t const name = d.name_of(r.pid, r.attr.domain, r.attr.domain_name, r.name);
+  impl::recent_pair& pair = d.pair_of(r);
+  std::uint32_t const thread = pair.thread;
+  std::uint32_t const name = pair.name;
   std::int64_t const dur = r.end_ns - r.start_ns;
   std::int64_t self = dur;
   thread_entry& t = d.threads[thread];
@@ -530,7 +605,7 @@ void live_table::on_range(range_info const& r) {
   d.newest_end_ns = std::max(d.newest_end_ns, r.end_ns);
   process_entry const& p = d.process(r.pid);
   d.covered_from = std::min(d.covered_from, std::max(r.start_ns, p.start_ns));
-  d.add(name, thread, r.start_ns, r.end_ns, self, gpu);
+  d.add(pair, r.start_ns, r.end_ns, self, gpu);
   if (p.gpu) {
     t.past.push_back({name, r.start_ns, r.end_ns});
     std::int64_t const oldest = d.newest_end_ns - 2 * d.o.window_ns;
