@@ -202,8 +202,9 @@ struct thread_entry {
   std::uint32_t pid = 0;
   std::uint64_t tid = 0;
   std::string name;
-  /// Per domain, the time of the ended ranges under each depth's open range (self time).
-  std::vector<std::pair<std::uint32_t, std::vector<std::int64_t>>> children;
+  /// Per domain, the time of the ended ranges under each depth's open range (self time). (A
+  /// deque: the recent pairs point at its vectors.)
+  std::deque<std::pair<std::uint32_t, std::vector<std::int64_t>>> children;
   std::deque<gpu_item> pending;  ///< by call time, for ranges that end later
   std::deque<past_range> past;   ///< by end
 
@@ -275,6 +276,9 @@ struct live_table::impl {
     std::string text;  ///< the name when the key does not hold all of it
     std::uint32_t name = 0;
     std::uint32_t thread = 0;
+    thread_entry* t = nullptr;                 ///< threads[thread]
+    std::vector<std::int64_t>* acc = nullptr;  ///< t's children in the name's domain
+    process_entry* process = nullptr;
     std::int64_t slice = no_slice;  ///< `c` is the pair's cell in this slice
     cell* c = nullptr;
   };
@@ -405,6 +409,9 @@ struct live_table::impl {
       }
       e.name = name_of(r.pid, r.attr.domain, r.attr.domain_name, r.name);
       e.thread = thread_of(r.pid, r.tid);
+      e.t = &threads[e.thread];  // a deque's elements stay where they are
+      e.acc = &e.t->children_of(r.attr.domain);
+      e.process = &process(r.pid);  // so do the map's nodes
       e.slice = no_slice;
       e.c = nullptr;
     }
@@ -581,18 +588,18 @@ void live_table::on_thread(thread_info const& t) {
 }
 
 void live_table::on_range(range_info const& r) {
-  if (r.end_ns < r.start_ns || is_gpu_detail_range(r.attr.domain_name, r.name)) {
+  if (r.end_ns < r.start_ns ||
+      (!r.attr.domain_name.empty() && is_gpu_detail_range(r.attr.domain_name, r.name))) {
     return;
   }
   impl& d = *d_;
   impl::recent_pair& pair = d.pair_of(r);
-  std::uint32_t const thread = pair.thread;
   std::uint32_t const name = pair.name;
   std::int64_t const dur = r.end_ns - r.start_ns;
   std::int64_t self = dur;
-  thread_entry& t = d.threads[thread];
+  thread_entry& t = *pair.t;
   if (r.style == range_style::push_pop && r.depth >= 0) {
-    auto& acc = t.children_of(r.attr.domain);
+    auto& acc = *pair.acc;
     auto const depth = static_cast<std::size_t>(r.depth);
     if (acc.size() < depth + 2) {
       acc.resize(depth + 2, 0);
@@ -603,7 +610,7 @@ void live_table::on_range(range_info const& r) {
   }
   std::int64_t const gpu = t.pending.empty() ? 0 : impl::gpu_between(t, r.start_ns, r.end_ns);
   d.newest_end_ns = std::max(d.newest_end_ns, r.end_ns);
-  process_entry const& p = d.process(r.pid);
+  process_entry const& p = *pair.process;
   d.covered_from = std::min(d.covered_from, std::max(r.start_ns, p.start_ns));
   d.add(pair, r.start_ns, r.end_ns, self, gpu);
   if (p.gpu) {

@@ -68,6 +68,8 @@ struct flight_watch::process {
   /// strings by id (the recorder numbers them from 0 up): found without a search per range.
   std::vector<std::string const*> string_at;
   std::map<std::uint32_t, std::string> domains;
+  std::uint32_t last_domain = 0;  ///< domain_name's last answer (0: none)
+  std::string_view last_domain_name;
   std::map<std::uint64_t, std::string> thread_names;
   using open_range = flight_watch::open_range;
   struct thread {
@@ -104,6 +106,16 @@ struct flight_watch::process {
   /// Keeps one definition record (a name, a domain, a thread's name, the command line).
   void define(rec::file_record kind, unsigned char const* body, std::uint32_t size,
               trace_sink* sink);
+  /// The name of domain `index` ("" when not defined): ranges of one domain in a row find it
+  /// without a search.
+  std::string_view domain_name(std::uint32_t index) {
+    if (index != last_domain) {
+      auto const d = domains.find(index);
+      last_domain_name = d != domains.end() ? std::string_view{d->second} : std::string_view{};
+      last_domain = index;
+    }
+    return last_domain_name;
+  }
   /// Takes a clock record's calibration point (16 bytes: ticks, ns) when it is far enough from
   /// the header's.
   void recalibrate(unsigned char const* body);
@@ -216,6 +228,7 @@ void flight_watch::process::define(rec::file_record kind, unsigned char const* b
       if (size >= 4) {
         auto const index = rec::load<std::uint32_t>(body);
         domains[index] = std::string{text.substr(4)};
+        last_domain = 0;  // the name it gave may have moved
         if (sink != nullptr) {
           sink->on_domain({pid, index, domains[index]});
         }
@@ -423,6 +436,28 @@ void flight_watch::name_event(process const& p, rec::raw_event const& e, open_ra
   }
 }
 
+void flight_watch::range_ended(process& p, std::uint64_t tid, std::uint64_t start_tid,
+                               open_range const& r, std::int64_t end_ns) {
+  if (sink_ != nullptr) {
+    // One record filled in place, not made and destroyed a range.
+    range_info& out = ended_;
+    out.pid = p.pid;
+    out.style = r.depth < 0 ? range_style::start_end : range_style::push_pop;
+    out.tid = start_tid;
+    out.end_tid = tid;
+    out.start_ns = r.start_ns;
+    out.end_ns = end_ns;
+    out.depth = r.depth < 0 ? 0 : r.depth;
+    out.name = r.name;
+    out.attr.domain = r.domain;
+    out.attr.domain_name = r.domain != 0 ? p.domain_name(r.domain) : std::string_view{};
+    sink_->on_range(out);
+  }
+  if (!triggers_.empty()) {
+    measure(p, tid, start_tid, r, end_ns);
+  }
+}
+
 void flight_watch::on_event(process& p, std::uint64_t tid, std::vector<open_range>& stack,
                             rec::raw_event const& e) {
   if (e.type != event_type::push && e.type != event_type::pop && e.type != event_type::start &&
@@ -456,7 +491,7 @@ void flight_watch::on_event(process& p, std::uint64_t tid, std::vector<open_rang
     // A pop ends the innermost open range of its domain.
     for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
       if (it->domain == e.domain) {
-        range_ended(p, tid, tid, it->name, it->domain, it->start_ns, ns, it->depth);
+        range_ended(p, tid, tid, *it, ns);
         stack.erase(std::next(it).base());
         return;
       }
@@ -467,9 +502,10 @@ void flight_watch::on_event(process& p, std::uint64_t tid, std::vector<open_rang
     open_range r;
     r.domain = e.domain;
     r.start_ns = ns;
+    r.depth = -1;
     name_event(p, e, r);
     if (auto const early = p.early_ends.find(e.id); early != p.early_ends.end()) {
-      range_ended(p, early->second.second, tid, r.name, e.domain, ns, early->second.first, -1);
+      range_ended(p, early->second.second, tid, r, early->second.first);
       p.early_ends.erase(early);
       return;
     }
@@ -479,8 +515,7 @@ void flight_watch::on_event(process& p, std::uint64_t tid, std::vector<open_rang
   }
   // An end closes the range its id names, whichever thread ends it.
   if (auto const it = p.started.find(e.id); it != p.started.end()) {
-    range_ended(p, tid, it->second.tid, it->second.range.name, it->second.range.domain,
-                it->second.range.start_ns, ns, -1);
+    range_ended(p, tid, it->second.tid, it->second.range, ns);
     p.started.erase(it);
   } else {
     p.early_ends[e.id] = {ns, tid};
@@ -512,47 +547,24 @@ range_info model_range(std::uint32_t pid, std::uint64_t start_tid, std::uint64_t
 
 }  // namespace
 
-void flight_watch::range_ended(process& p, std::uint64_t tid, std::uint64_t start_tid,
-                               std::string_view name, std::uint32_t domain, std::int64_t start_ns,
-                               std::int64_t end_ns, int depth) {
-  if (sink_ != nullptr) {
-    // One record filled in place, not made and destroyed a range.
-    range_info& r = ended_;
-    r.pid = p.pid;
-    r.style = depth < 0 ? range_style::start_end : range_style::push_pop;
-    r.tid = start_tid;
-    r.end_tid = tid;
-    r.start_ns = start_ns;
-    r.end_ns = end_ns;
-    r.depth = depth < 0 ? 0 : depth;
-    r.name = name;
-    r.attr.domain = domain;
-    r.attr.domain_name = {};
-    if (domain != 0) {
-      auto const d = p.domains.find(domain);
-      r.attr.domain_name = d != p.domains.end() ? std::string_view{d->second} : std::string_view{};
-    }
-    sink_->on_range(r);
-  }
-  if (triggers_.empty()) {
-    return;
-  }
-  auto const& hits = triggers_.matching(name);
+void flight_watch::measure(process const& p, std::uint64_t tid, std::uint64_t start_tid,
+                           open_range const& r, std::int64_t end_ns) {
+  auto const& hits = triggers_.matching(r.name);
   if (hits.empty()) {
     return;
   }
-  auto const d = p.domains.find(domain);
+  auto const d = p.domains.find(r.domain);
   std::string_view const domain_name = d != p.domains.end() ? d->second : std::string_view{};
   for (std::uint32_t i : hits) {
-    if (!triggers_.domain_matches(i, domain, domain_name)) {
+    if (!triggers_.domain_matches(i, r.domain, domain_name)) {
       continue;
     }
-    std::string const why = triggers_.measure(i, end_ns - start_ns);
+    std::string const why = triggers_.measure(i, end_ns - r.start_ns);
     if (!why.empty()) {
       // The instance by its own name: a pattern's firing says which step it was.
-      fired_.push_back({fmt::format("'{}': \"{}\" (pid {} thread {}) {}", triggers_.text(i), name,
+      fired_.push_back({fmt::format("'{}': \"{}\" (pid {} thread {}) {}", triggers_.text(i), r.name,
                                     p.pid, tid, why),
-                        p.pid, start_tid, start_ns, end_ns});
+                        p.pid, start_tid, r.start_ns, end_ns});
     }
   }
 }

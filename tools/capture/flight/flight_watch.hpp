@@ -102,11 +102,14 @@ class flight_watch {
   /// (`stack`: thread `tid`'s open push/pop ranges, found once a chunk.)
   void on_event(process& p, std::uint64_t tid, std::vector<open_range>& stack,
                 recording::raw_event const& e);
-  /// Measures a range that `tid` ended (push/pop, or start/end begun by `start_tid`) against
-  /// the triggers.
-  /// (`depth`: a push/pop range's in its domain, -1 for a start/end range.)
-  void range_ended(process& p, std::uint64_t tid, std::uint64_t start_tid, std::string_view name,
-                   std::uint32_t domain, std::int64_t start_ns, std::int64_t end_ns, int depth);
+  /// Delivers a range that `tid` ended (push/pop, or start/end begun by `start_tid`) and
+  /// measures it against the triggers. (`r.depth`: a push/pop range's in its domain, -1 for a
+  /// start/end range.)
+  void range_ended(process& p, std::uint64_t tid, std::uint64_t start_tid, open_range const& r,
+                   std::int64_t end_ns);
+  /// range_ended's part for the triggers.
+  void measure(process const& p, std::uint64_t tid, std::uint64_t start_tid, open_range const& r,
+               std::int64_t end_ns);
   /// Names `r` as event `e` does (its text, a registered string, or none).
   static void name_event(process const& p, recording::raw_event const& e, open_range& r);
   /// Delivers one GPU ring record (kind, body) to the sink.

@@ -260,7 +260,8 @@ inline unsigned char const* parse_record(unsigned char const* p, unsigned char c
     std::uint8_t flags = 0;
     std::uint8_t payload_type = 0;
   } h;
-  if (head_byte & head::ext) {
+  bool const ext = (head_byte & head::ext) != 0;
+  if (ext) {
     if (end - p < 2) {
       why = "short header";
       return nullptr;
@@ -273,9 +274,11 @@ inline unsigned char const* parse_record(unsigned char const* p, unsigned char c
     why = "bad type";
     return nullptr;
   }
-  std::size_t const need = ((h.flags & flag::has_color) ? 4U : 0U) +
-                           ((h.flags & flag::has_category) ? 4U : 0U) + (h.payload_type ? 8U : 0U) +
-                           ((h.flags & flag::has_id) ? 8U : 0U);
+  // (Without the ext bytes there are no fields: most pushes and every pop.)
+  std::size_t const need =
+      !ext ? 0U
+           : ((h.flags & flag::has_color) ? 4U : 0U) + ((h.flags & flag::has_category) ? 4U : 0U) +
+                 (h.payload_type ? 8U : 0U) + ((h.flags & flag::has_id) ? 8U : 0U);
   if (static_cast<std::size_t>(end - p) < need) {
     why = "short body";
     return nullptr;
@@ -295,21 +298,23 @@ inline unsigned char const* parse_record(unsigned char const* p, unsigned char c
   r.text = {};
   r.string_id = 0;
   r.blob = {};
-  if (h.flags & flag::has_color) {
-    r.color = load<std::uint32_t>(p);
-    p += 4;
-  }
-  if (h.flags & flag::has_category) {
-    r.category = load<std::uint32_t>(p);
-    p += 4;
-  }
-  if (h.payload_type) {
-    r.payload_bits = load<std::uint64_t>(p);
-    p += 8;
-  }
-  if (h.flags & flag::has_id) {
-    r.id = load<std::uint64_t>(p);
-    p += 8;
+  if (ext) {
+    if (h.flags & flag::has_color) {
+      r.color = load<std::uint32_t>(p);
+      p += 4;
+    }
+    if (h.flags & flag::has_category) {
+      r.category = load<std::uint32_t>(p);
+      p += 4;
+    }
+    if (h.payload_type) {
+      r.payload_bits = load<std::uint64_t>(p);
+      p += 8;
+    }
+    if (h.flags & flag::has_id) {
+      r.id = load<std::uint64_t>(p);
+      p += 8;
+    }
   }
   if (r.message == message_kind::inline_text) {
     std::uint64_t n = 0;
@@ -339,7 +344,7 @@ inline unsigned char const* parse_record(unsigned char const* p, unsigned char c
     }
     r.string_id = static_cast<std::uint32_t>(id);
   }
-  if (h.flags & flag::has_blob) {
+  if (ext && (h.flags & flag::has_blob)) {
     if (end - p < 4) {
       why = "short blob length";
       return nullptr;
