@@ -456,7 +456,7 @@ struct live_table::impl {
       advance(last);
     }
     std::int64_t const first_kept = newest - static_cast<std::int64_t>(slices.size()) + 1;
-    if (last < first_kept) {
+    if (last != newest && last < first_kept) {
       return;  // older than anything kept
     }
     std::uint64_t const key = (std::uint64_t{p.name} << 32U) | p.thread;

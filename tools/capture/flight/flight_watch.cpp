@@ -387,36 +387,6 @@ void flight_watch::deliver_gpu(std::uint32_t pid, std::uint32_t kind, unsigned c
   }
 }
 
-void flight_watch::read_chunk(process& p, unsigned char const* body, std::uint32_t size) {
-  auto const tid = rec::load<std::uint64_t>(body);
-  auto const seq = rec::load<std::uint32_t>(body + 12);
-  auto const offset = rec::load<std::uint32_t>(body + 16);
-  auto& t = p.threads[tid];
-  std::uint32_t const piece_end = offset + (size - rec::chunk_head_bytes);
-  std::optional<std::uint32_t> const skip = t.follow(seq, offset, piece_end);
-  if (!skip) {
-    return;
-  }
-  unsigned char const* q = body + rec::chunk_head_bytes + *skip;
-  unsigned char const* const end = body + size;
-  rec::raw_event e;
-  while (q != nullptr && q < end) {
-    char const* why = nullptr;
-    q = rec::parse_record(q, end, e, t.last_ticks, why);
-    if (q != nullptr) {
-      on_event(p, tid, t.stack, e);
-    }
-  }
-  if (q == nullptr) {
-    t.valid = false;
-  }
-  // The ranges this chunk opened that stay open: their names leave the batch. (Pushed last, so
-  // on top of the stack.)
-  for (auto it = t.stack.rbegin(); it != t.stack.rend() && it->in_batch; ++it) {
-    it->keep_name();
-  }
-}
-
 void flight_watch::name_event(process const& p, rec::raw_event const& e, open_range& r) {
   if (e.message == rec::message_kind::inline_text) {
     r.name = e.text;
@@ -458,19 +428,10 @@ void flight_watch::range_ended(process& p, std::uint64_t tid, std::uint64_t star
   }
 }
 
-void flight_watch::on_event(process& p, std::uint64_t tid, std::vector<open_range>& stack,
-                            rec::raw_event const& e) {
-  if (e.type != event_type::push && e.type != event_type::pop && e.type != event_type::start &&
-      e.type != event_type::end) {
-    return;
-  }
-  std::int64_t const ns = p.clock.to_ns(e.ticks);
-  ++p.events;
-  p.newest_ns = std::max(p.newest_ns, ns);
-  if (ns > last_activity_ns_) {
-    last_activity_ns_ = ns;
-    hang_reported_ = false;
-  }
+// (Defined before read_chunk, its one caller, which inlines it: a call an event cost more than
+// most of what it does.)
+inline void flight_watch::on_event(process& p, std::uint64_t tid, std::vector<open_range>& stack,
+                                   rec::raw_event const& e, std::int64_t ns) {
   if (e.type == event_type::push) {
     // Its depth: one more than the innermost open range of its domain.
     int depth = 0;
@@ -485,19 +446,67 @@ void flight_watch::on_event(process& p, std::uint64_t tid, std::vector<open_rang
     r.start_ns = ns;
     r.depth = depth;
     name_event(p, e, r);
-    return;
-  }
-  if (e.type == event_type::pop) {
+  } else if (e.type == event_type::pop) {
     // A pop ends the innermost open range of its domain.
     for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
       if (it->domain == e.domain) {
         range_ended(p, tid, tid, *it, ns);
         stack.erase(std::next(it).base());
-        return;
+        break;
       }
     }
+  } else {
+    on_start_end(p, tid, e, ns);
+  }
+}
+
+void flight_watch::read_chunk(process& p, unsigned char const* body, std::uint32_t size) {
+  auto const tid = rec::load<std::uint64_t>(body);
+  auto const seq = rec::load<std::uint32_t>(body + 12);
+  auto const offset = rec::load<std::uint32_t>(body + 16);
+  auto& t = p.threads[tid];
+  std::uint32_t const piece_end = offset + (size - rec::chunk_head_bytes);
+  std::optional<std::uint32_t> const skip = t.follow(seq, offset, piece_end);
+  if (!skip) {
     return;
   }
+  unsigned char const* q = body + rec::chunk_head_bytes + *skip;
+  unsigned char const* const end = body + size;
+  rec::raw_event e;
+  // The chunk's newest event and count, kept once for all its events.
+  std::int64_t newest = INT64_MIN;
+  std::uint64_t events = 0;
+  while (q != nullptr && q < end) {
+    char const* why = nullptr;
+    q = rec::parse_record(q, end, e, t.last_ticks, why);
+    if (q != nullptr && (e.type == event_type::push || e.type == event_type::pop ||
+                         e.type == event_type::start || e.type == event_type::end)) {
+      std::int64_t const ns = p.clock.to_ns(e.ticks);
+      newest = std::max(newest, ns);
+      ++events;
+      on_event(p, tid, t.stack, e, ns);
+    }
+  }
+  if (q == nullptr) {
+    t.valid = false;
+  }
+  if (events != 0) {
+    p.events += events;
+    p.newest_ns = std::max(p.newest_ns, newest);
+    if (newest > last_activity_ns_) {
+      last_activity_ns_ = newest;
+      hang_reported_ = false;
+    }
+  }
+  // The ranges this chunk opened that stay open: their names leave the batch. (Pushed last, so
+  // on top of the stack.)
+  for (auto it = t.stack.rbegin(); it != t.stack.rend() && it->in_batch; ++it) {
+    it->keep_name();
+  }
+}
+
+void flight_watch::on_start_end(process& p, std::uint64_t tid, rec::raw_event const& e,
+                                std::int64_t ns) {
   if (e.type == event_type::start) {
     open_range r;
     r.domain = e.domain;

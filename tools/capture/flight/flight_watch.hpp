@@ -99,9 +99,12 @@ class flight_watch {
  private:
   struct process;
   struct open_range;
-  /// (`stack`: thread `tid`'s open push/pop ranges, found once a chunk.)
+  /// A range event `e` at `ns`. (`stack`: thread `tid`'s open push/pop ranges, found once a
+  /// chunk.)
   void on_event(process& p, std::uint64_t tid, std::vector<open_range>& stack,
-                recording::raw_event const& e);
+                recording::raw_event const& e, std::int64_t ns);
+  /// on_event's part for start/end ranges (`ns`: the event's time).
+  void on_start_end(process& p, std::uint64_t tid, recording::raw_event const& e, std::int64_t ns);
   /// Delivers a range that `tid` ended (push/pop, or start/end begun by `start_tid`) and
   /// measures it against the triggers. (`r.depth`: a push/pop range's in its domain, -1 for a
   /// start/end range.)
