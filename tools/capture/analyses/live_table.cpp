@@ -273,7 +273,6 @@ struct live_table::impl {
     std::uint64_t raw_key = ~std::uint64_t{0};  ///< pid << 32 | domain
     std::uint64_t thread_key = 0;               ///< thread_of's key
     short_key key;
-    std::string text;  ///< the name when the key does not hold all of it
     std::uint32_t name = 0;
     std::uint32_t thread = 0;
     thread_entry* t = nullptr;                 ///< threads[thread]
@@ -281,6 +280,7 @@ struct live_table::impl {
     process_entry* process = nullptr;
     std::int64_t slice = no_slice;  ///< `c` is the pair's cell in this slice
     cell* c = nullptr;
+    std::string text;  ///< the name when the key does not hold all of it (last: seldom read)
   };
   std::array<recent_pair, 64> pairs;
   std::uint64_t last_raw_key = ~std::uint64_t{0};

@@ -406,8 +406,8 @@ void flight_watch::name_event(process const& p, rec::raw_event const& e, open_ra
   }
 }
 
-void flight_watch::range_ended(process& p, std::uint64_t tid, std::uint64_t start_tid,
-                               open_range const& r, std::int64_t end_ns) {
+inline void flight_watch::range_ended(process& p, std::uint64_t tid, std::uint64_t start_tid,
+                                      open_range const& r, std::int64_t end_ns) {
   if (sink_ != nullptr) {
     // One record filled in place, not made and destroyed a range.
     range_info& out = ended_;
@@ -445,7 +445,12 @@ inline void flight_watch::on_event(process& p, std::uint64_t tid, std::vector<op
     r.domain = e.domain;
     r.start_ns = ns;
     r.depth = depth;
-    name_event(p, e, r);
+    if (e.message == rec::message_kind::inline_text) {
+      r.name = e.text;  // most pushes: name_event's first case, without the call
+      r.in_batch = true;
+    } else {
+      name_event(p, e, r);
+    }
   } else if (e.type == event_type::pop) {
     // A pop ends the innermost open range of its domain.
     for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
