@@ -282,7 +282,7 @@ struct live_table::impl {
     cell* c = nullptr;
     std::string text;  ///< the name when the key does not hold all of it (last: seldom read)
   };
-  std::array<recent_pair, 64> pairs;
+  std::array<recent_pair, 256> pairs;
   std::uint64_t last_raw_key = ~std::uint64_t{0};
   raw_names* last_raw = nullptr;
 
@@ -394,28 +394,38 @@ struct live_table::impl {
     std::uint64_t const raw_key = (std::uint64_t{r.pid} << 32U) | r.attr.domain;
     std::uint64_t const thread_key = (std::uint64_t{r.pid} << 32U) | (r.tid & 0xFFFF'FFFFU);
     short_key const sk = short_key::of(r.name);
-    recent_pair& e = pairs[(sk.mix() ^ (raw_key * 0xFF51AFD7ED558CCDULL) ^
-                            (thread_key * 0xC4CEB9FE1A85EC53ULL)) >>
-                           58U];
+    // (Mixed again: threads' ids differ in their low bits, which a product's high bits
+    // barely tell apart.)
+    std::uint64_t h = sk.mix() ^ raw_key ^ (r.tid * 0xFF51AFD7ED558CCDULL);
+    h ^= h >> 29U;
+    recent_pair& e = pairs[(h * 0xC4CEB9FE1A85EC53ULL) >> 56U];
     if (e.raw_key != raw_key || e.thread_key != thread_key || !(e.key == sk) ||
         !(sk.whole() || same_text(e.text, r.name))) {
-      e.raw_key = raw_key;
-      e.thread_key = thread_key;
-      e.key = sk;
-      if (sk.whole()) {
-        e.text.clear();
-      } else {
-        e.text.assign(r.name);
-      }
-      e.name = name_of(r.pid, r.attr.domain, r.attr.domain_name, r.name);
-      e.thread = thread_of(r.pid, r.tid);
-      e.t = &threads[e.thread];  // a deque's elements stay where they are
-      e.acc = &e.t->children_of(r.attr.domain);
-      e.process = &process(r.pid);  // so do the map's nodes
-      e.slice = no_slice;
-      e.c = nullptr;
+      make_pair(e, r, raw_key, thread_key, sk);
     }
     return e;
+  }
+
+  /// Makes `e` the pair of range `r` (apart from pair_of: the rare way, kept out of its caller's
+  /// registers).
+  __attribute__((noinline)) void make_pair(recent_pair& e, range_info const& r,
+                                           std::uint64_t raw_key, std::uint64_t thread_key,
+                                           short_key const& sk) {
+    e.raw_key = raw_key;
+    e.thread_key = thread_key;
+    e.key = sk;
+    if (sk.whole()) {
+      e.text.clear();
+    } else {
+      e.text.assign(r.name);
+    }
+    e.name = name_of(r.pid, r.attr.domain, r.attr.domain_name, r.name);
+    e.thread = thread_of(r.pid, r.tid);
+    e.t = &threads[e.thread];  // a deque's elements stay where they are
+    e.acc = &e.t->children_of(r.attr.domain);
+    e.process = &process(r.pid);  // so do the map's nodes
+    e.slice = no_slice;
+    e.c = nullptr;
   }
 
   /// The row of `name`: the process's names as they came, then the rows.
@@ -445,6 +455,22 @@ struct live_table::impl {
     }
     rn.add(name, h, id);
     return id;
+  }
+
+  /// on_range past its common case: range `r` of pair `pair` in another slice, over slices, or
+  /// with GPU work to count.
+  __attribute__((noinline)) void add_elsewhere(recent_pair& pair, range_info const& r,
+                                               std::int64_t self) {
+    thread_entry& t = *pair.t;
+    std::int64_t const gpu = t.pending.empty() ? 0 : gpu_between(t, r.start_ns, r.end_ns);
+    add(pair, r.start_ns, r.end_ns, self, gpu);
+    if (pair.process->gpu) {
+      t.past.push_back({pair.name, r.start_ns, r.end_ns});
+      std::int64_t const oldest = newest_end_ns - 2 * o.window_ns;
+      while (!t.past.empty() && (t.past.size() > max_gpu_items || t.past.front().end_ns < oldest)) {
+        t.past.pop_front();
+      }
+    }
   }
 
   /// Counts an instance [start, end] of pair `p` (its self and GPU time).
@@ -594,10 +620,8 @@ void live_table::on_range(range_info const& r) {
   }
   impl& d = *d_;
   impl::recent_pair& pair = d.pair_of(r);
-  std::uint32_t const name = pair.name;
   std::int64_t const dur = r.end_ns - r.start_ns;
   std::int64_t self = dur;
-  thread_entry& t = *pair.t;
   if (r.style == range_style::push_pop && r.depth >= 0) {
     auto& acc = *pair.acc;
     auto const depth = static_cast<std::size_t>(r.depth);
@@ -608,18 +632,23 @@ void live_table::on_range(range_info const& r) {
     acc[depth + 1] = 0;
     acc[depth] += dur;
   }
-  std::int64_t const gpu = t.pending.empty() ? 0 : impl::gpu_between(t, r.start_ns, r.end_ns);
   d.newest_end_ns = std::max(d.newest_end_ns, r.end_ns);
-  process_entry const& p = *pair.process;
-  d.covered_from = std::min(d.covered_from, std::max(r.start_ns, p.start_ns));
-  d.add(pair, r.start_ns, r.end_ns, self, gpu);
-  if (p.gpu) {
-    t.past.push_back({name, r.start_ns, r.end_ns});
-    std::int64_t const oldest = d.newest_end_ns - 2 * d.o.window_ns;
-    while (!t.past.empty() && (t.past.size() > max_gpu_items || t.past.front().end_ns < oldest)) {
-      t.past.pop_front();
-    }
+  if (r.start_ns < d.covered_from) {
+    d.covered_from = std::min(d.covered_from, std::max(r.start_ns, pair.process->start_ns));
   }
+  // Most ranges: within the newest slice, whose cell the pair holds, no GPU work about.
+  if (pair.slice == d.newest && pair.slice == d.hot_index && r.start_ns >= d.hot_lo &&
+      r.end_ns < d.hot_hi && pair.t->pending.empty() && !pair.process->gpu) {
+    cell& c = *pair.c;
+    c.total += dur;
+    c.self += self;
+    ++c.calls;
+    c.dur_sum += dur;
+    c.hist.add(dur);
+    ++d.hot_slot->ranges;
+    return;
+  }
+  d.add_elsewhere(pair, r, self);
 }
 
 void live_table::on_api(api_info const& a) {

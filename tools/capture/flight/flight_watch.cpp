@@ -449,7 +449,8 @@ inline void flight_watch::on_event(process& p, std::uint64_t tid, std::vector<op
       r.name = e.text;  // most pushes: name_event's first case, without the call
       r.in_batch = true;
     } else {
-      name_event(p, e, r);
+      rec::raw_event const named = e;  // (a copy: `e` itself stays in registers)
+      name_event(p, named, r);
     }
   } else if (e.type == event_type::pop) {
     // A pop ends the innermost open range of its domain.
@@ -461,7 +462,8 @@ inline void flight_watch::on_event(process& p, std::uint64_t tid, std::vector<op
       }
     }
   } else {
-    on_start_end(p, tid, e, ns);
+    rec::raw_event const started = e;  // (a copy: `e` itself stays in registers)
+    on_start_end(p, tid, started, ns);
   }
 }
 
