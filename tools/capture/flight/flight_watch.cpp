@@ -406,8 +406,8 @@ void flight_watch::name_event(process const& p, rec::raw_event const& e, open_ra
   }
 }
 
-inline void flight_watch::range_ended(process& p, std::uint64_t tid, std::uint64_t start_tid,
-                                      open_range const& r, std::int64_t end_ns) {
+void flight_watch::range_ended(process& p, std::uint64_t tid, std::uint64_t start_tid,
+                               open_range const& r, std::int64_t end_ns) {
   if (sink_ != nullptr) {
     // One record filled in place, not made and destroyed a range.
     range_info& out = ended_;
@@ -425,6 +425,25 @@ inline void flight_watch::range_ended(process& p, std::uint64_t tid, std::uint64
   }
   if (!triggers_.empty()) {
     measure(p, tid, start_tid, r, end_ns);
+  }
+}
+
+inline void flight_watch::popped(process& p, std::uint64_t tid, open_range const& r,
+                                 std::int64_t end_ns) {
+  if (sink_ != nullptr) {
+    // What read_chunk set for the chunk's thread stays (pid, threads, style): only the range's
+    // own fields change.
+    range_info& out = popped_;
+    out.start_ns = r.start_ns;
+    out.end_ns = end_ns;
+    out.depth = r.depth;
+    out.name = r.name;
+    out.attr.domain = r.domain;
+    out.attr.domain_name = r.domain != 0 ? p.domain_name(r.domain) : std::string_view{};
+    sink_->on_range(out);
+  }
+  if (!triggers_.empty()) {
+    measure(p, tid, tid, r, end_ns);
   }
 }
 
@@ -456,7 +475,7 @@ inline void flight_watch::on_event(process& p, std::uint64_t tid, std::vector<op
     // A pop ends the innermost open range of its domain.
     for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
       if (it->domain == e.domain) {
-        range_ended(p, tid, tid, *it, ns);
+        popped(p, tid, *it, ns);
         stack.erase(std::next(it).base());
         break;
       }
@@ -479,6 +498,10 @@ void flight_watch::read_chunk(process& p, unsigned char const* body, std::uint32
   }
   unsigned char const* q = body + rec::chunk_head_bytes + *skip;
   unsigned char const* const end = body + size;
+  popped_.pid = p.pid;
+  popped_.style = range_style::push_pop;
+  popped_.tid = tid;
+  popped_.end_tid = tid;
   rec::raw_event e;
   // The chunk's newest event and count, kept once for all its events.
   std::int64_t newest = INT64_MIN;

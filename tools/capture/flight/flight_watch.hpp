@@ -110,6 +110,8 @@ class flight_watch {
   /// start/end range.)
   void range_ended(process& p, std::uint64_t tid, std::uint64_t start_tid, open_range const& r,
                    std::int64_t end_ns);
+  /// range_ended for a pop on thread `tid` (in read_chunk, which set popped_'s thread).
+  void popped(process& p, std::uint64_t tid, open_range const& r, std::int64_t end_ns);
   /// range_ended's part for the triggers.
   void measure(process const& p, std::uint64_t tid, std::uint64_t start_tid, open_range const& r,
                std::int64_t end_ns);
@@ -136,7 +138,8 @@ class flight_watch {
   bool lost_ = false;
   std::string label_;
   trace_sink* sink_ = nullptr;
-  range_info ended_;  ///< what range_ended delivers
+  range_info ended_;   ///< what range_ended delivers
+  range_info popped_;  ///< what popped delivers
 };
 
 /// @brief `nvtxpp-capture stacks FILE...`: groups the ranks of per-rank stacks reports by what

@@ -147,26 +147,32 @@ struct clock_map {
                         std::int64_t n1) noexcept;
   /// (Inline: a live reader maps every event it reads.)
   [[nodiscard]] std::int64_t to_ns(std::int64_t ticks) const noexcept {
-    double const d = difference(ticks, ticks0) * ns_per_tick;
     // std::llround(d) in place (a library call was a tenth of a live reader's time at two
     // million events a second). For d in [0, 2^52), a real recording's every event after its
-    // start, in integers on d's bits (d = m / 2^s): exact, and without the conversions back and
-    // forth, whose latency was most of a live reader's mapping.
+    // start, in integers on d's bits (d = m / 2^shift): exact, and without the conversions back
+    // and forth, whose latency was most of a live reader's mapping.
+    std::int64_t dt = 0;
     std::uint64_t bits = 0;
-    std::memcpy(&bits, &d, sizeof bits);
-    std::uint64_t const biased = bits >> 52U;  // the exponent; >= 2048 when d < 0
-    if (biased < 1075) {
-      std::int64_t delta = 0;
-      if (biased >= 1022) {  // d >= 0.5
-        std::uint64_t const m =
-            (bits & ((std::uint64_t{1} << 52U) - 1)) | (std::uint64_t{1} << 52U);
-        auto const shift = static_cast<unsigned>(1075 - biased);  // 1..53
-        delta = static_cast<std::int64_t>((m + (std::uint64_t{1} << (shift - 1))) >> shift);
-      }
-      std::int64_t out = 0;
-      return __builtin_add_overflow(ns0, delta, &out) ? INT64_MAX : out;
+    if (!__builtin_sub_overflow(ticks, ticks0, &dt)) {
+      double const d = static_cast<double>(dt) * ns_per_tick;
+      std::memcpy(&bits, &d, sizeof bits);
+    } else {
+      bits = ~std::uint64_t{0};  // far_to_ns's
     }
-    return far_to_ns(d);
+    std::uint64_t const biased = bits >> 52U;  // the exponent; >= 2048 when d < 0
+    std::int64_t out = 0;
+    if (biased >= 1022 && biased < 1075) {  // d in [0.5, 2^52)
+      std::uint64_t const m = (bits & ((std::uint64_t{1} << 52U) - 1)) | (std::uint64_t{1} << 52U);
+      auto const shift = static_cast<unsigned>(1075 - biased);  // 1..53
+      auto const delta =
+          static_cast<std::int64_t>((m + (std::uint64_t{1} << (shift - 1))) >> shift);
+      if (!__builtin_add_overflow(ns0, delta, &out)) {
+        return out;
+      }
+    } else if (biased < 1022) {  // d in [0, 0.5): 0
+      return ns0;
+    }
+    return far_to_ns(difference(ticks, ticks0) * ns_per_tick);
   }
   /// @brief to_ns of a product d out of [0, 2^52): negative, huge, NaN (damaged recordings
   /// saturate, never overflow).
