@@ -387,7 +387,7 @@ void flight_watch::deliver_gpu(std::uint32_t pid, std::uint32_t kind, unsigned c
   }
 }
 
-void flight_watch::name_event(process const& p, rec::raw_event const& e, open_range& r) {
+void flight_watch::name_event(process const& p, event_name const& e, open_range& r) {
   if (e.message == rec::message_kind::inline_text) {
     r.name = e.text;
     r.in_batch = true;
@@ -468,8 +468,7 @@ inline void flight_watch::on_event(process& p, std::uint64_t tid, std::vector<op
       r.name = e.text;  // most pushes: name_event's first case, without the call
       r.in_batch = true;
     } else {
-      rec::raw_event const named = e;  // (a copy: `e` itself stays in registers)
-      name_event(p, named, r);
+      name_event(p, {e.message, e.text, e.string_id}, r);
     }
   } else if (e.type == event_type::pop) {
     // A pop ends the innermost open range of its domain.
@@ -481,8 +480,10 @@ inline void flight_watch::on_event(process& p, std::uint64_t tid, std::vector<op
       }
     }
   } else {
-    rec::raw_event const started = e;  // (a copy: `e` itself stays in registers)
-    on_start_end(p, tid, started, ns);
+    // (Its fields, not `e`: `e` stays in registers, its fields a range needs not are not kept.)
+    on_start_end(p, tid,
+                 {e.type == event_type::start, e.domain, e.id, {e.message, e.text, e.string_id}},
+                 ns);
   }
 }
 
@@ -535,14 +536,14 @@ void flight_watch::read_chunk(process& p, unsigned char const* body, std::uint32
   }
 }
 
-void flight_watch::on_start_end(process& p, std::uint64_t tid, rec::raw_event const& e,
+void flight_watch::on_start_end(process& p, std::uint64_t tid, start_end const& e,
                                 std::int64_t ns) {
-  if (e.type == event_type::start) {
+  if (e.start) {
     open_range r;
     r.domain = e.domain;
     r.start_ns = ns;
     r.depth = -1;
-    name_event(p, e, r);
+    name_event(p, e.name, r);
     if (auto const early = p.early_ends.find(e.id); early != p.early_ends.end()) {
       range_ended(p, early->second.second, tid, r, early->second.first);
       p.early_ends.erase(early);
