@@ -504,20 +504,24 @@ void flight_watch::read_chunk(process& p, unsigned char const* body, std::uint32
   popped_.tid = tid;
   popped_.end_tid = tid;
   rec::raw_event e;
-  // The chunk's newest event and count, kept once for all its events.
+  // The chunk's newest event and count, kept once for all its events; the clock and the block's
+  // last tick in registers, not read and written through `p` and `t` at every event.
   std::int64_t newest = INT64_MIN;
+  rec::clock_map const clock = p.clock;
+  std::int64_t last_ticks = t.last_ticks;
   std::uint64_t events = 0;
   while (q != nullptr && q < end) {
     char const* why = nullptr;
-    q = rec::parse_record(q, end, e, t.last_ticks, why);
+    q = rec::parse_record(q, end, e, last_ticks, why);
     if (q != nullptr && (e.type == event_type::push || e.type == event_type::pop ||
                          e.type == event_type::start || e.type == event_type::end)) {
-      std::int64_t const ns = p.clock.to_ns(e.ticks);
+      std::int64_t const ns = clock.to_ns(e.ticks);
       newest = std::max(newest, ns);
       ++events;
       on_event(p, tid, t.stack, e, ns);
     }
   }
+  t.last_ticks = last_ticks;
   if (q == nullptr) {
     t.valid = false;
   }
