@@ -156,9 +156,10 @@ class ring {
  private:
   explicit ring(ring_header* h) noexcept;
   [[nodiscard]] std::atomic<std::uint64_t>* word(std::uint64_t position) const noexcept;
-  /// The walk of snapshot and follow: calls `keep(position, stamp, words, size)` with each
-  /// whole record's bytes (copied into `words`, which `room(n)` gives) and stops when it
-  /// returns false. @return where it stopped
+  /// The walk of snapshot and follow: copies each record's words where `room(n)` says, and
+  /// calls `keep(position, stamp, size)` for each that came whole; stops when `keep` returns
+  /// false (`following`: also at the first record still being written). @return where it
+  /// stopped
   template <class Room, class Keep>
   std::uint64_t walk(std::uint64_t from, bool following, std::uint64_t* in_progress, Room room,
                      Keep keep) const;
