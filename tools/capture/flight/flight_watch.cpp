@@ -471,12 +471,17 @@ inline void flight_watch::on_event(process& p, std::uint64_t tid, std::vector<op
       name_event(p, {e.message, e.text, e.string_id}, r);
     }
   } else if (e.type == event_type::pop) {
-    // A pop ends the innermost open range of its domain.
-    for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
-      if (it->domain == e.domain) {
-        popped(p, tid, *it, ns);
-        stack.erase(std::next(it).base());
-        break;
+    // A pop ends the innermost open range of its domain: most often the innermost of all.
+    if (!stack.empty() && stack.back().domain == e.domain) {
+      popped(p, tid, stack.back(), ns);
+      stack.pop_back();
+    } else {
+      for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
+        if (it->domain == e.domain) {
+          popped(p, tid, *it, ns);
+          stack.erase(std::next(it).base());
+          break;
+        }
       }
     }
   } else {
