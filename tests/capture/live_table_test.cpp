@@ -10,7 +10,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cap = nvtxpp::capture;
@@ -340,4 +342,72 @@ TEST_CASE("the durations' histogram: quantiles within 3%, exact for equal values
   CHECK(a.quantile(0.5) == Approx(6'000'000));
   CHECK(a.quantile(1.0) == Approx(50'000'000));
   CHECK(stats::log_histogram{}.quantile(0.5) == 0);
+}
+
+TEST_CASE("the recent pairs never mix names or threads up, whatever the stream", "[top]") {
+  // The table finds a range's row, thread and cell by the name's length and first and last 8
+  // bytes, in a cache of 256 pairs: names alike there (the same ends, a different middle),
+  // short names, more pairs than the cache holds, slices turning under the cached cells. A
+  // random stream's rows must be its sums, counted here.
+  std::vector<std::string> names{"a", "ab", "ba", "abc", "acb", "tick", "tock", "forward"};
+  for (char c = 'A'; c <= 'Z'; ++c) {
+    names.push_back(std::string{"abcdefgh-middle"} + c + "-ijklmnop");  // alike but the middle
+  }
+  for (int k = 0; k < 40; ++k) {
+    names.push_back("step " + std::to_string(k));  // folded: one row
+  }
+  std::vector<std::uint64_t> tids;
+  for (std::uint64_t k = 0; k < 300; ++k) {
+    tids.push_back(1000 + 7 * k);  // more threads than the cache has pairs
+  }
+  cap::live_table table;
+  begin(table, 100, 100 * s);
+  std::map<std::string, std::pair<std::uint64_t, std::int64_t>> want;  // row -> calls, total
+  std::map<std::pair<std::string, std::uint64_t>, std::uint64_t> want_by_thread;
+  std::uint64_t x = 88172645463325252ULL;
+  auto next = [&x] {
+    x ^= x << 13U;
+    x ^= x >> 7U;
+    x ^= x << 17U;
+    return x;
+  };
+  std::int64_t t = 100 * s;
+  std::int64_t refreshed = t;
+  while (t < 108 * s) {
+    // Bursts of one pair (as programs repeat a few), then another.
+    std::string const& name = names[next() % names.size()];
+    std::uint64_t const tid = tids[next() % (next() % 4 == 0 ? tids.size() : 8)];
+    for (std::uint64_t n = 1 + next() % 40; n > 0; --n) {
+      std::int64_t const dur = 100 + static_cast<std::int64_t>(next() % 5000);
+      feeder{table, 100, tid}.range(name, t, t + dur, 0);
+      std::string const row = name.rfind("step ", 0) == 0 ? "step *" : name;
+      ++want[row].first;
+      want[row].second += dur;
+      ++want_by_thread[{row, tid}];
+      t += dur + static_cast<std::int64_t>(next() % 2000);
+    }
+    if (t - refreshed > 700 * ms) {
+      (void)table.snapshot(t);  // a refresh turns the slices under the cached cells
+      refreshed = t;
+    }
+  }
+  auto const snap = table.snapshot(t);  // the window holds all of it
+  REQUIRE(snap.start_ns == 100 * s);
+  std::uint64_t calls = 0;
+  for (auto const& r : snap.rows) {
+    INFO(r.name);
+    REQUIRE(want.count(r.name) == 1);
+    CHECK(r.calls == want[r.name].first);
+    CHECK(r.total_ns == want[r.name].second);
+    CHECK(r.self_ns == want[r.name].second);
+    calls += r.calls;
+  }
+  CHECK(snap.rows.size() == want.size());
+  CHECK(calls == snap.ranges);
+  auto const by_thread = table.snapshot(t, true);
+  CHECK(by_thread.rows.size() == want_by_thread.size());
+  for (auto const& r : by_thread.rows) {
+    INFO(r.name << " on " << r.tid);
+    CHECK(r.calls == want_by_thread[{r.name, r.tid}]);
+  }
 }

@@ -4,6 +4,7 @@
 #include "decode/decode.hpp"
 #include "format.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -161,4 +162,62 @@ TEST_CASE("damaged records stop their block with a reason") {
     INFO(p.warnings[0]);
     CHECK(p.warnings[0].find(d.why) != std::string::npos);
   }
+}
+
+TEST_CASE("the clock map rounds halves away from zero and saturates on damaged ticks") {
+  rec::clock_map m;
+  m.ticks0 = 1000;
+  m.ns0 = 5'000'000;
+  m.ns_per_tick = 0.5;  // a half at every odd tick
+  CHECK(m.to_ns(1000) == 5'000'000);
+  CHECK(m.to_ns(1001) == 5'000'001);  // +0.5 -> +1
+  CHECK(m.to_ns(1003) == 5'000'002);  // +1.5 -> +2
+  CHECK(m.to_ns(999) == 4'999'999);   // -0.5 -> -1
+  CHECK(m.to_ns(997) == 4'999'998);   // -1.5 -> -2
+  m.ns_per_tick = 0.4;
+  CHECK(m.to_ns(1001) == 5'000'000);  // +0.4 -> 0
+  CHECK(m.to_ns(999) == 5'000'000);   // -0.4 -> 0
+  m.ns_per_tick = 0.3;
+  CHECK(m.to_ns(1002) == 5'000'001);  // +0.6 -> +1
+  CHECK(m.to_ns(998) == 4'999'999);   // -0.6 -> -1
+  // Each result is std::llround's, over a spread of fractions.
+  m.ns_per_tick = 0.37109375;  // exact in binary: the products are exact too
+  for (std::int64_t t = -3000; t <= 3000; ++t) {
+    double const d = static_cast<double>(t) * m.ns_per_tick;
+    REQUIRE(m.to_ns(m.ticks0 + t) == m.ns0 + std::llround(d));
+  }
+  // And over the whole range of a real recording's products, rounding bits and all: the
+  // integer rounding of [0, 2^52) against the library's, and the far side too.
+  std::uint64_t x = 0x9E3779B97F4A7C15ULL;
+  for (int i = 0; i < 200000; ++i) {
+    x ^= x << 13U;
+    x ^= x >> 7U;
+    x ^= x << 17U;
+    m.ticks0 = static_cast<std::int64_t>(x >> 40U);
+    m.ns0 = static_cast<std::int64_t>(x >> 20U) - (std::int64_t{1} << 43U);
+    m.ns_per_tick = 0.25 + static_cast<double>(x & 0xFFFFF) / 1048576.0;
+    std::int64_t const dt = static_cast<std::int64_t>(x >> (11 + i % 50)) - (i % 3 == 0 ? 1000 : 0);
+    double const d = static_cast<double>(dt) * m.ns_per_tick;
+    REQUIRE(m.to_ns(m.ticks0 + dt) == m.ns0 + std::llround(d));
+  }
+  m.ticks0 = 0;
+  m.ns0 = 0;
+  m.ns_per_tick = 1;
+  for (std::int64_t v : {std::int64_t{0}, std::int64_t{1}, (std::int64_t{1} << 52) - 1,
+                         std::int64_t{1} << 52, (std::int64_t{1} << 53) + 1, std::int64_t{-1}}) {
+    CHECK(m.to_ns(v) == std::llround(static_cast<double>(v)));  // (2^53 + 1 is no double)
+  }
+  m.ns_per_tick = 0.5;
+  CHECK(m.to_ns((std::int64_t{1} << 53) - 1) == std::int64_t{1} << 52);  // 2^52 - 0.5 -> up
+  m.ns_per_tick = 1.0 / 1024;
+  CHECK(m.to_ns(511) == 0);  // just under a half
+  CHECK(m.to_ns(512) == 1);  // a half
+  // Damaged ticks saturate, never overflow.
+  m.ns_per_tick = 1e6;
+  CHECK(m.to_ns(INT64_MAX) > 9'000'000'000'000'000'000);
+  CHECK(m.to_ns(INT64_MIN) < -9'000'000'000'000'000'000);
+  m.ns0 = INT64_MAX - 10;
+  CHECK(m.to_ns(INT64_MAX) == INT64_MAX);
+  m.ns0 = INT64_MIN + 10;
+  CHECK(m.to_ns(INT64_MIN) == INT64_MIN);
 }

@@ -136,6 +136,17 @@ inline unsigned char* put_varint(unsigned char* p, std::uint64_t v) noexcept {
 [[nodiscard]] inline unsigned char const* get_varint(unsigned char const* p,
                                                      unsigned char const* end,
                                                      std::uint64_t& v) noexcept {
+  // One or two bytes without the loop: most tick deltas and every small domain or length.
+  if (end - p >= 2) {
+    if (p[0] < 0x80U) {
+      v = p[0];
+      return p + 1;
+    }
+    if (p[1] < 0x80U) {
+      v = (p[0] & 0x7FU) | (std::uint64_t{p[1]} << 7U);
+      return p + 2;
+    }
+  }
   v = 0;
   for (unsigned shift = 0; shift < 7U * max_varint_bytes && p < end; shift += 7U) {
     unsigned char const b = *p++;

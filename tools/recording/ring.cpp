@@ -158,9 +158,20 @@ bool ring::write(iovec const* parts, int count, std::uint64_t stamp) noexcept {
   return true;
 }
 
-std::vector<ring_record> ring::snapshot(std::uint64_t from, std::uint64_t* next,
-                                        std::uint64_t* in_progress) const {
-  std::vector<ring_record> out;
+std::uint64_t* ring_batch::claim(std::size_t n) {
+  if (capacity_ - used_ < n) {
+    std::size_t const want = std::max({2 * capacity_, used_ + n, std::size_t{4096}});
+    std::unique_ptr<std::uint64_t[]> more{new std::uint64_t[want]};
+    std::copy(words_.get(), words_.get() + used_, more.get());
+    words_ = std::move(more);
+    capacity_ = want;
+  }
+  return words_.get() + used_;
+}
+
+template <class Room, class Keep>
+std::uint64_t ring::walk(std::uint64_t from, bool following, std::uint64_t* in_progress, Room room,
+                         Keep keep) const {
   std::uint64_t busy = 0;
   std::uint64_t const h = header_->head.load(std::memory_order_acquire);
   // The oldest whole page still in the ring: the page holding h - capacity is partly overwritten.
@@ -173,7 +184,7 @@ std::vector<ring_record> ring::snapshot(std::uint64_t from, std::uint64_t* next,
     std::atomic<std::uint64_t>* const w = word(at);
     std::uint64_t const tag = w[0].load(std::memory_order_acquire);
     if ((tag & ~(pending | tagged)) != at || (tag & tagged) == 0) {
-      if (next != nullptr && at / page_ == (h - 1) / page_) {
+      if (following && at / page_ == (h - 1) / page_) {
         break;  // following: the newest page may hold a claim not tagged yet; look again later
       }
       at = next_page(at);  // the page's records end here (or a writer has not tagged it yet)
@@ -188,40 +199,78 @@ std::vector<ring_record> ring::snapshot(std::uint64_t from, std::uint64_t* next,
     }
     if ((tag & pending) != 0) {
       ++busy;
-      if (next != nullptr) {
+      if (following) {
         break;  // following: come back for it (and what follows) next time
       }
       at += bytes;
       continue;
     }
-    ring_record r;
-    r.position = at;
-    r.stamp = w[2].load(std::memory_order_relaxed);
-    r.bytes.resize(round8(size));
+    std::uint64_t const stamp = w[2].load(std::memory_order_relaxed);
+    std::uint64_t const words = round8(size) / 8;
+    std::uint64_t* const out = room(static_cast<std::size_t>(words));
     std::atomic<std::uint64_t> const* in = w + 3;
-    check sum{at, size, r.stamp};
-    for (std::uint64_t i = 0; i < round8(size) / 8; ++i) {
+    check sum{at, size, stamp};
+    for (std::uint64_t i = 0; i < words; ++i) {
       std::uint64_t const v = in[i].load(std::memory_order_acquire);
       sum.add(v);
-      std::memcpy(r.bytes.data() + i * 8, &v, 8);
+      out[i] = v;
     }
-    r.bytes.resize(size);
     // Still ours? A writer that claimed past at + capacity may have overwritten it meanwhile.
     bool const intact = header_->head.load(std::memory_order_acquire) <= at + capacity_ &&
                         w[0].load(std::memory_order_acquire) == (at | tagged) &&
                         sum.word(size) == size_word;
-    if (intact) {
-      out.push_back(std::move(r));
-    }
+    std::uint64_t const position = at;
     at += bytes;
-  }
-  if (next != nullptr) {
-    *next = at;
+    if (intact && !keep(position, stamp, static_cast<std::size_t>(size))) {
+      break;
+    }
   }
   if (in_progress != nullptr) {
     *in_progress = busy;
   }
+  return at;
+}
+
+std::vector<ring_record> ring::snapshot(std::uint64_t from, std::uint64_t* next,
+                                        std::uint64_t* in_progress) const {
+  std::vector<ring_record> out;
+  std::vector<std::uint64_t> scratch;
+  std::uint64_t const at = walk(
+      from, next != nullptr, in_progress,
+      [&scratch](std::size_t n) {
+        scratch.resize(std::max<std::size_t>(n, 1));
+        return scratch.data();
+      },
+      [&](std::uint64_t position, std::uint64_t stamp, std::size_t size) {
+        ring_record r;
+        r.position = position;
+        r.stamp = stamp;
+        r.bytes.assign(reinterpret_cast<char const*>(scratch.data()), size);
+        out.push_back(std::move(r));
+        return true;
+      });
+  if (next != nullptr) {
+    *next = at;
+  }
   return out;
+}
+
+bool ring::follow(ring_batch& out, std::uint64_t from, std::uint64_t* next,
+                  std::size_t max_bytes) const {
+  out.clear();
+  bool full = false;
+  std::uint64_t const at = walk(
+      from, true, nullptr, [&out](std::size_t n) { return out.claim(n); },
+      [&](std::uint64_t position, std::uint64_t stamp, std::size_t size) {
+        out.records_.push_back({position, stamp, 8 * out.used_, size});
+        out.used_ += round8(size) / 8;
+        full = 8 * out.used_ >= max_bytes;
+        return !full;
+      });
+  if (next != nullptr) {
+    *next = at;
+  }
+  return full;
 }
 
 }  // namespace nvtxpp::recording

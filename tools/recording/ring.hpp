@@ -32,6 +32,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,40 @@ struct ring_record {
   std::uint64_t position = 0;  ///< absolute position (increases with every record written)
   std::uint64_t stamp = 0;     ///< the writer's stamp
   std::string bytes;
+};
+
+/// @brief One record of a batch: where its bytes lie in the batch.
+struct ring_span {
+  std::uint64_t position = 0;  ///< absolute position
+  std::uint64_t stamp = 0;     ///< the writer's stamp
+  std::size_t offset = 0;      ///< of its first byte in the batch (a multiple of 8)
+  std::size_t size = 0;        ///< bytes
+};
+
+/// @brief Records copied out by one follow: storage kept from one call to the next, so a live
+/// reader follows the ring without an allocation (or a zeroing) per record.
+class ring_batch {
+ public:
+  /// @brief The records, oldest first.
+  [[nodiscard]] std::vector<ring_span> const& records() const noexcept { return records_; }
+  /// @brief The bytes of `r` (one of records(); valid until the next follow).
+  [[nodiscard]] unsigned char const* bytes(ring_span const& r) const noexcept {
+    return reinterpret_cast<unsigned char const*>(words_.get()) + r.offset;
+  }
+
+ private:
+  friend class ring;
+  void clear() noexcept {
+    records_.clear();
+    used_ = 0;
+  }
+  /// Room for `n` more words; where they start.
+  std::uint64_t* claim(std::size_t n);
+
+  std::unique_ptr<std::uint64_t[]> words_;  // default-initialised: nothing zeroes them
+  std::size_t used_ = 0;
+  std::size_t capacity_ = 0;
+  std::vector<ring_span> records_;
 };
 
 /// @brief A ring over a region someone else owns (mapped file, or memory).
@@ -111,9 +146,23 @@ class ring {
                                                   std::uint64_t* next = nullptr,
                                                   std::uint64_t* in_progress = nullptr) const;
 
+  /// @brief Follows the ring as snapshot(from, next) does, into `out` (emptied first), and
+  /// stops once it holds `max_bytes` or more: a reader far behind (attaching to a full ring)
+  /// reads it in batches of bounded memory.
+  /// @return true when it stopped at `max_bytes` (more whole records may follow at `*next`)
+  bool follow(ring_batch& out, std::uint64_t from, std::uint64_t* next,
+              std::size_t max_bytes = SIZE_MAX) const;
+
  private:
   explicit ring(ring_header* h) noexcept;
   [[nodiscard]] std::atomic<std::uint64_t>* word(std::uint64_t position) const noexcept;
+  /// The walk of snapshot and follow: copies each record's words where `room(n)` says, and
+  /// calls `keep(position, stamp, size)` for each that came whole; stops when `keep` returns
+  /// false (`following`: also at the first record still being written). @return where it
+  /// stopped
+  template <class Room, class Keep>
+  std::uint64_t walk(std::uint64_t from, bool following, std::uint64_t* in_progress, Room room,
+                     Keep keep) const;
 
   ring_header* header_ = nullptr;
   std::atomic<std::uint64_t>* data_ = nullptr;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <deque>
 #include <limits>
 #include <memory>
@@ -62,6 +63,46 @@ bool same_text(std::string_view a, std::string_view b) noexcept {
   }
   return true;
 }
+
+/// A name's length and its first and last (up to) 8 bytes: all of a name of 16 bytes or fewer
+/// (most range names), so equal keys are equal names there without a loop over the bytes, and
+/// a cheap index into the recent names (the full hash costs a multiply a byte).
+struct short_key {
+  std::uint64_t head = 0;
+  std::uint64_t tail = 0;
+  std::size_t size = ~std::size_t{0};
+
+  static short_key of(std::string_view s) noexcept {
+    short_key k;
+    char const* const p = s.data();
+    std::size_t const n = s.size();
+    k.size = n;
+    if (n >= 8) {
+      std::memcpy(&k.head, p, 8);
+      std::memcpy(&k.tail, p + n - 8, 8);
+    } else if (n >= 4) {
+      std::uint32_t a = 0;
+      std::uint32_t b = 0;
+      std::memcpy(&a, p, 4);
+      std::memcpy(&b, p + n - 4, 4);
+      k.head = a;
+      k.tail = b;
+    } else if (n > 0) {
+      k.head = std::uint64_t{static_cast<unsigned char>(p[0])} |
+               std::uint64_t{static_cast<unsigned char>(p[n / 2])} << 8U |
+               std::uint64_t{static_cast<unsigned char>(p[n - 1])} << 16U;
+    }
+    return k;
+  }
+  [[nodiscard]] bool operator==(short_key const& o) const noexcept {
+    return head == o.head && tail == o.tail && size == o.size;
+  }
+  /// Whether the key holds every byte of its name.
+  [[nodiscard]] bool whole() const noexcept { return size <= 16; }
+  [[nodiscard]] std::uint64_t mix() const noexcept {
+    return (head * 0x9E3779B97F4A7C15ULL) ^ ((tail + size) * 0xC2B2AE3D27D4EB4FULL);
+  }
+};
 
 /// One process's names in one domain as they came, each with the row it counts in: most
 /// ranges find theirs here, without folding or copying their name again. Looked up once a
@@ -161,8 +202,9 @@ struct thread_entry {
   std::uint32_t pid = 0;
   std::uint64_t tid = 0;
   std::string name;
-  /// Per domain, the time of the ended ranges under each depth's open range (self time).
-  std::vector<std::pair<std::uint32_t, std::vector<std::int64_t>>> children;
+  /// Per domain, the time of the ended ranges under each depth's open range (self time). (A
+  /// deque: the recent pairs point at its vectors.)
+  std::deque<std::pair<std::uint32_t, std::vector<std::int64_t>>> children;
   std::deque<gpu_item> pending;  ///< by call time, for ranges that end later
   std::deque<past_range> past;   ///< by end
 
@@ -224,13 +266,23 @@ struct live_table::impl {
   std::vector<name_entry> names{{"", "(other)"}};
   std::unordered_map<std::string, std::uint32_t> name_ids;
   std::unordered_map<std::uint64_t, raw_names> raw;
-  struct recent_name {
-    std::uint64_t raw_key = ~std::uint64_t{0};
-    std::uint64_t hash = 0;
-    std::string text;
-    std::uint32_t id = 0;
+  /// The (name, thread) pairs of the last ranges, each with its row, its thread and its cell in
+  /// the slice it last counted in: a program repeats a few pairs, and a range finds all three
+  /// here at once (found by short_key, no hash of the name's bytes, no map).
+  struct recent_pair {
+    std::uint64_t raw_key = ~std::uint64_t{0};  ///< pid << 32 | domain
+    std::uint64_t thread_key = 0;               ///< thread_of's key
+    short_key key;
+    std::uint32_t name = 0;
+    std::uint32_t thread = 0;
+    thread_entry* t = nullptr;                 ///< threads[thread]
+    std::vector<std::int64_t>* acc = nullptr;  ///< t's children in the name's domain
+    process_entry* process = nullptr;
+    std::int64_t slice = no_slice;  ///< `c` is the pair's cell in this slice
+    cell* c = nullptr;
+    std::string text;  ///< the name when the key does not hold all of it (last: seldom read)
   };
-  std::array<recent_name, 16> recent_names;
+  std::array<recent_pair, 256> pairs;
   std::uint64_t last_raw_key = ~std::uint64_t{0};
   raw_names* last_raw = nullptr;
 
@@ -337,6 +389,46 @@ struct live_table::impl {
     return idx;
   }
 
+  /// The pair of range `r`'s name and thread (found, or made for it).
+  recent_pair& pair_of(range_info const& r) {
+    std::uint64_t const raw_key = (std::uint64_t{r.pid} << 32U) | r.attr.domain;
+    std::uint64_t const thread_key = (std::uint64_t{r.pid} << 32U) | (r.tid & 0xFFFF'FFFFU);
+    short_key const sk = short_key::of(r.name);
+    // (Mixed again: threads' ids differ in their low bits, which a product's high bits
+    // barely tell apart.)
+    std::uint64_t h = sk.mix() ^ raw_key ^ (r.tid * 0xFF51AFD7ED558CCDULL);
+    h ^= h >> 29U;
+    recent_pair& e = pairs[(h * 0xC4CEB9FE1A85EC53ULL) >> 56U];
+    if (e.raw_key != raw_key || e.thread_key != thread_key || !(e.key == sk) ||
+        !(sk.whole() || same_text(e.text, r.name))) {
+      make_pair(e, r, raw_key, thread_key, sk);
+    }
+    return e;
+  }
+
+  /// Makes `e` the pair of range `r` (apart from pair_of: the rare way, kept out of its caller's
+  /// registers).
+  __attribute__((noinline)) void make_pair(recent_pair& e, range_info const& r,
+                                           std::uint64_t raw_key, std::uint64_t thread_key,
+                                           short_key const& sk) {
+    e.raw_key = raw_key;
+    e.thread_key = thread_key;
+    e.key = sk;
+    if (sk.whole()) {
+      e.text.clear();
+    } else {
+      e.text.assign(r.name);
+    }
+    e.name = name_of(r.pid, r.attr.domain, r.attr.domain_name, r.name);
+    e.thread = thread_of(r.pid, r.tid);
+    e.t = &threads[e.thread];  // a deque's elements stay where they are
+    e.acc = &e.t->children_of(r.attr.domain);
+    e.process = &process(r.pid);  // so do the map's nodes
+    e.slice = no_slice;
+    e.c = nullptr;
+  }
+
+  /// The row of `name`: the process's names as they came, then the rows.
   std::uint32_t name_of(std::uint32_t pid, std::uint32_t domain, std::string_view domain_name,
                         std::string_view name) {
     std::uint64_t const key = (std::uint64_t{pid} << 32U) | domain;
@@ -344,15 +436,9 @@ struct live_table::impl {
       last_raw = &raw[key];
       last_raw_key = key;
     }
-    // The names of the last ranges first: a program repeats a few names.
     std::uint64_t const h = raw_names::hash(name);
-    auto& recent = recent_names[h & (recent_names.size() - 1)];
-    if (recent.raw_key == key && recent.hash == h && same_text(recent.text, name)) {
-      return recent.id;
-    }
     raw_names& rn = *last_raw;
     if (std::uint32_t const* id = rn.find(name, h)) {
-      recent = {key, h, std::string{name}, *id};
       return *id;
     }
     std::string const folded = o.fold_numbers ? fold_digits(name) : std::string{name};
@@ -368,24 +454,45 @@ struct live_table::impl {
       name_ids.emplace(std::move(row_key), id);
     }
     rn.add(name, h, id);
-    recent = {key, h, std::string{name}, id};
     return id;
   }
 
-  /// Counts an instance [start, end] of `name` on `thread` (its self and GPU time).
-  void add(std::uint32_t name, std::uint32_t thread, std::int64_t start, std::int64_t end,
-           std::int64_t self, std::int64_t gpu) {
+  /// on_range past its common case: range `r` of pair `pair` in another slice, over slices, or
+  /// with GPU work to count.
+  __attribute__((noinline)) void add_elsewhere(recent_pair& pair, range_info const& r,
+                                               std::int64_t self) {
+    thread_entry& t = *pair.t;
+    std::int64_t const gpu = t.pending.empty() ? 0 : gpu_between(t, r.start_ns, r.end_ns);
+    add(pair, r.start_ns, r.end_ns, self, gpu);
+    if (pair.process->gpu) {
+      t.past.push_back({pair.name, r.start_ns, r.end_ns});
+      std::int64_t const oldest = newest_end_ns - 2 * o.window_ns;
+      while (!t.past.empty() && (t.past.size() > max_gpu_items || t.past.front().end_ns < oldest)) {
+        t.past.pop_front();
+      }
+    }
+  }
+
+  /// Counts an instance [start, end] of pair `p` (its self and GPU time).
+  void add(recent_pair& p, std::int64_t start, std::int64_t end, std::int64_t self,
+           std::int64_t gpu) {
     std::int64_t const dur = end - start;
     std::int64_t const last = slice_fast(end);
-    advance(last);
+    if (newest == no_slice || last > newest) {
+      advance(last);
+    }
     std::int64_t const first_kept = newest - static_cast<std::int64_t>(slices.size()) + 1;
-    if (last < first_kept) {
+    if (last != newest && last < first_kept) {
       return;  // older than anything kept
     }
-    std::uint64_t const key = (std::uint64_t{name} << 32U) | thread;
+    std::uint64_t const key = (std::uint64_t{p.name} << 32U) | p.thread;
     slice& end_slice = *hot_slot;
+    if (p.slice != last) {
+      p.c = &cell_at(end_slice, key);  // the map's nodes stay until the slice is emptied
+      p.slice = last;
+    }
     if (start >= hot_lo) {  // most ranges: within one slice
-      cell& c = cell_at(end_slice, key);
+      cell& c = *p.c;
       c.total += dur;
       c.self += self;
       ++c.calls;
@@ -407,7 +514,7 @@ struct live_table::impl {
       c.self += static_cast<std::int64_t>(static_cast<double>(self) * static_cast<double>(b - a) /
                                           static_cast<double>(dur));
     }
-    cell& c = cell_at(end_slice, key);
+    cell& c = *p.c;
     ++c.calls;
     c.dur_sum += dur;
     c.gpu += gpu;
@@ -507,17 +614,16 @@ void live_table::on_thread(thread_info const& t) {
 }
 
 void live_table::on_range(range_info const& r) {
-  if (r.end_ns < r.start_ns || is_gpu_detail_range(r.attr.domain_name, r.name)) {
+  if (r.end_ns < r.start_ns ||
+      (!r.attr.domain_name.empty() && is_gpu_detail_range(r.attr.domain_name, r.name))) {
     return;
   }
   impl& d = *d_;
-  std::uint32_t const thread = d.thread_of(r.pid, r.tid);
-  std::uint32_t const name = d.name_of(r.pid, r.attr.domain, r.attr.domain_name, r.name);
+  impl::recent_pair& pair = d.pair_of(r);
   std::int64_t const dur = r.end_ns - r.start_ns;
   std::int64_t self = dur;
-  thread_entry& t = d.threads[thread];
   if (r.style == range_style::push_pop && r.depth >= 0) {
-    auto& acc = t.children_of(r.attr.domain);
+    auto& acc = *pair.acc;
     auto const depth = static_cast<std::size_t>(r.depth);
     if (acc.size() < depth + 2) {
       acc.resize(depth + 2, 0);
@@ -526,18 +632,23 @@ void live_table::on_range(range_info const& r) {
     acc[depth + 1] = 0;
     acc[depth] += dur;
   }
-  std::int64_t const gpu = t.pending.empty() ? 0 : impl::gpu_between(t, r.start_ns, r.end_ns);
   d.newest_end_ns = std::max(d.newest_end_ns, r.end_ns);
-  process_entry const& p = d.process(r.pid);
-  d.covered_from = std::min(d.covered_from, std::max(r.start_ns, p.start_ns));
-  d.add(name, thread, r.start_ns, r.end_ns, self, gpu);
-  if (p.gpu) {
-    t.past.push_back({name, r.start_ns, r.end_ns});
-    std::int64_t const oldest = d.newest_end_ns - 2 * d.o.window_ns;
-    while (!t.past.empty() && (t.past.size() > max_gpu_items || t.past.front().end_ns < oldest)) {
-      t.past.pop_front();
-    }
+  if (r.start_ns < d.covered_from) {
+    d.covered_from = std::min(d.covered_from, std::max(r.start_ns, pair.process->start_ns));
   }
+  // Most ranges: within the newest slice, whose cell the pair holds, no GPU work about.
+  if (pair.slice == d.newest && pair.slice == d.hot_index && r.start_ns >= d.hot_lo &&
+      r.end_ns < d.hot_hi && pair.t->pending.empty() && !pair.process->gpu) {
+    cell& c = *pair.c;
+    c.total += dur;
+    c.self += self;
+    ++c.calls;
+    c.dur_sum += dur;
+    c.hist.add(dur);
+    ++d.hot_slot->ranges;
+    return;
+  }
+  d.add_elsewhere(pair, r, self);
 }
 
 void live_table::on_api(api_info const& a) {

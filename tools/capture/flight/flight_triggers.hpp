@@ -62,7 +62,7 @@ class trigger_set {
 
   /// @brief The triggers (indices, in the order given) whose range `name` matches. Valid until
   /// the next call.
-  [[nodiscard]] std::vector<std::uint32_t> const& matching(std::string const& name) {
+  [[nodiscard]] std::vector<std::uint32_t> const& matching(std::string_view name) {
     if (patterns_.empty() && exact_.empty()) {
       for (auto const& [n, hits] : few_) {  // the common case, inline: a few exact names
         if (n == name) {
@@ -71,7 +71,7 @@ class trigger_set {
       }
       return none_;
     }
-    return match_slowly(name);
+    return match_slowly(std::string{name});
   }
 
   /// @brief Whether trigger `i` watches `domain` (0: the default domain, whose name is "";

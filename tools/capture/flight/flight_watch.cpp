@@ -25,15 +25,30 @@ namespace rec = nvtxpp::recording;
 using testing::event_type;
 
 struct flight_watch::open_range {
-  std::string name;
+  /// In the process's strings, in `owned`, or (`in_batch`) in the ring batch being read: most
+  /// ranges end in the chunk they began in, so their names are never copied; those still open
+  /// when their chunk is done are copied then (keep_name).
+  std::string_view name;
+  std::unique_ptr<std::string> owned;
   std::uint32_t domain = 0;
   std::int64_t start_ns = 0;
   int depth = 0;  ///< in its domain on its thread, from 0
+  bool in_batch = false;
+
+  /// Copies a name still in the ring batch out of it (the batch is reused).
+  void keep_name() {
+    if (in_batch) {
+      owned = std::make_unique<std::string>(name);
+      name = *owned;
+      in_batch = false;
+    }
+  }
 };
 
 struct flight_watch::process {
   std::uint32_t pid = 0;
   std::unique_ptr<ring_file> ring;
+  rec::ring_batch batch;  ///< what the last follow of the ring copied out
   std::uint64_t next = 0;
   /// The definitions file, held open: names defined after the launcher removed the raw
   /// directory (a program that ended while watched) are still read.
@@ -50,7 +65,11 @@ struct flight_watch::process {
   rec::clock_map clock;
   std::string command;
   std::map<std::uint32_t, std::string> strings;
+  /// strings by id (the recorder numbers them from 0 up): found without a search per range.
+  std::vector<std::string const*> string_at;
   std::map<std::uint32_t, std::string> domains;
+  std::uint32_t last_domain = 0;  ///< domain_name's last answer (0: none)
+  std::string_view last_domain_name;
   std::map<std::uint64_t, std::string> thread_names;
   using open_range = flight_watch::open_range;
   struct thread {
@@ -87,6 +106,16 @@ struct flight_watch::process {
   /// Keeps one definition record (a name, a domain, a thread's name, the command line).
   void define(rec::file_record kind, unsigned char const* body, std::uint32_t size,
               trace_sink* sink);
+  /// The name of domain `index` ("" when not defined): ranges of one domain in a row find it
+  /// without a search.
+  std::string_view domain_name(std::uint32_t index) {
+    if (index != last_domain) {
+      auto const d = domains.find(index);
+      last_domain_name = d != domains.end() ? std::string_view{d->second} : std::string_view{};
+      last_domain = index;
+    }
+    return last_domain_name;
+  }
   /// Takes a clock record's calibration point (16 bytes: ticks, ns) when it is far enough from
   /// the header's.
   void recalibrate(unsigned char const* body);
@@ -94,6 +123,13 @@ struct flight_watch::process {
 
 /// Ends kept waiting for their start (ends of ranges started before the window never match).
 constexpr std::size_t max_early_ends = 4096;
+
+/// Registered strings found by index up to this id (ids past it, from a damaged file, by search).
+constexpr std::uint32_t max_indexed_string = 1U << 20U;
+
+/// The ring is read in batches of about this much: a reader far behind (attaching to a full
+/// ring) holds a batch at a time, never the whole ring.
+constexpr std::size_t batch_bytes = 4U << 20U;
 
 flight_watch::flight_watch(std::string raw_dir, std::vector<watch_trigger> triggers,
                            std::int64_t hang_ns)
@@ -177,13 +213,22 @@ void flight_watch::process::define(rec::file_record kind, unsigned char const* b
   switch (kind) {
     case rec::file_record::string_def:
       if (size >= 4) {
-        strings[rec::load<std::uint32_t>(body)] = std::string{text.substr(4)};
+        // The first definition stays: open ranges' names point at it.
+        auto const id = rec::load<std::uint32_t>(body);
+        auto const [it, fresh] = strings.try_emplace(id, text.substr(4));
+        if (fresh && id < max_indexed_string) {
+          if (string_at.size() <= id) {
+            string_at.resize(id + 1, nullptr);
+          }
+          string_at[id] = &it->second;
+        }
       }
       break;
     case rec::file_record::domain_def:
       if (size >= 4) {
         auto const index = rec::load<std::uint32_t>(body);
         domains[index] = std::string{text.substr(4)};
+        last_domain = 0;  // the name it gave may have moved
         if (sink != nullptr) {
           sink->on_domain({pid, index, domains[index]});
         }
@@ -259,34 +304,37 @@ void flight_watch::read_ring(process& p) {
     p.ring.reset();  // not formatted yet: look again next time
     return;
   }
-  std::uint64_t const head = r->header().head.load();
-  if (head > r->header().capacity && head - r->header().capacity > p.next) {
-    lost_ = true;  // the ring lapped this reader: ranges may have opened unseen
-    if (p.read_before) {
-      p.lapped += head - r->header().capacity - p.next;  // not the history before the first read
+  for (bool more = true; more;) {
+    std::uint64_t const head = r->header().head.load();
+    if (head > r->header().capacity && head - r->header().capacity > p.next) {
+      lost_ = true;  // the ring lapped this reader: ranges may have opened unseen
+      if (p.read_before) {
+        // (Not the history before the first read.)
+        p.lapped += head - r->header().capacity - p.next;
+      }
     }
-  }
-  p.read_before = true;
-  std::uint64_t next = 0;
-  auto const records = r->snapshot(p.next, &next);
-  p.next = next;
-  for (auto const& rr : records) {
-    if (rr.bytes.size() < 8) {
-      continue;
-    }
-    auto const* b = reinterpret_cast<unsigned char const*>(rr.bytes.data());
-    auto const kind = rec::load<std::uint32_t>(b);
-    auto const size = rec::load<std::uint32_t>(b + 4);
-    if (size + 8U != rr.bytes.size()) {
-      continue;
-    }
-    if (kind == static_cast<std::uint32_t>(rec::file_record::clock) && size >= 16) {
-      p.recalibrate(b + 8);
-    } else if (kind == static_cast<std::uint32_t>(rec::file_record::chunk) &&
-               size >= rec::chunk_head_bytes) {
-      read_chunk(p, b + 8, size);
-    } else if (sink_ != nullptr) {
-      deliver_gpu(p.pid, kind, b + 8, size);
+    p.read_before = true;
+    std::uint64_t next = 0;
+    more = r->follow(p.batch, p.next, &next, batch_bytes);
+    p.next = next;
+    for (auto const& rr : p.batch.records()) {
+      if (rr.size < 8) {
+        continue;
+      }
+      unsigned char const* const b = p.batch.bytes(rr);
+      auto const kind = rec::load<std::uint32_t>(b);
+      auto const size = rec::load<std::uint32_t>(b + 4);
+      if (size + 8U != rr.size) {
+        continue;
+      }
+      if (kind == static_cast<std::uint32_t>(rec::file_record::clock) && size >= 16) {
+        p.recalibrate(b + 8);
+      } else if (kind == static_cast<std::uint32_t>(rec::file_record::chunk) &&
+                 size >= rec::chunk_head_bytes) {
+        read_chunk(p, b + 8, size);
+      } else if (sink_ != nullptr) {
+        deliver_gpu(p.pid, kind, b + 8, size);
+      }
     }
   }
 }
@@ -339,6 +387,111 @@ void flight_watch::deliver_gpu(std::uint32_t pid, std::uint32_t kind, unsigned c
   }
 }
 
+void flight_watch::name_event(process const& p, event_name const& e, open_range& r) {
+  if (e.message == rec::message_kind::inline_text) {
+    r.name = e.text;
+    r.in_batch = true;
+  } else if (e.message == rec::message_kind::string_id) {
+    std::string const* text = nullptr;
+    if (e.string_id < p.string_at.size()) {
+      text = p.string_at[e.string_id];
+    } else if (auto const it = p.strings.find(e.string_id); it != p.strings.end()) {
+      text = &it->second;
+    }
+    if (text == nullptr) {
+      r.owned = std::make_unique<std::string>("string " + std::to_string(e.string_id));
+      text = r.owned.get();
+    }
+    r.name = *text;
+  }
+}
+
+void flight_watch::range_ended(process& p, std::uint64_t tid, std::uint64_t start_tid,
+                               open_range const& r, std::int64_t end_ns) {
+  if (sink_ != nullptr) {
+    // One record filled in place, not made and destroyed a range.
+    range_info& out = ended_;
+    out.pid = p.pid;
+    out.style = r.depth < 0 ? range_style::start_end : range_style::push_pop;
+    out.tid = start_tid;
+    out.end_tid = tid;
+    out.start_ns = r.start_ns;
+    out.end_ns = end_ns;
+    out.depth = r.depth < 0 ? 0 : r.depth;
+    out.name = r.name;
+    out.attr.domain = r.domain;
+    out.attr.domain_name = r.domain != 0 ? p.domain_name(r.domain) : std::string_view{};
+    sink_->on_range(out);
+  }
+  if (!triggers_.empty()) {
+    measure(p, tid, start_tid, r, end_ns);
+  }
+}
+
+inline void flight_watch::popped(process& p, std::uint64_t tid, open_range const& r,
+                                 std::int64_t end_ns) {
+  if (sink_ != nullptr) {
+    // What read_chunk set for the chunk's thread stays (pid, threads, style): only the range's
+    // own fields change.
+    range_info& out = popped_;
+    out.start_ns = r.start_ns;
+    out.end_ns = end_ns;
+    out.depth = r.depth;
+    out.name = r.name;
+    out.attr.domain = r.domain;
+    out.attr.domain_name = r.domain != 0 ? p.domain_name(r.domain) : std::string_view{};
+    sink_->on_range(out);
+  }
+  if (!triggers_.empty()) {
+    measure(p, tid, tid, r, end_ns);
+  }
+}
+
+// (Defined before read_chunk, its one caller, which inlines it: a call an event cost more than
+// most of what it does.)
+inline void flight_watch::on_event(process& p, std::uint64_t tid, std::vector<open_range>& stack,
+                                   rec::raw_event const& e, std::int64_t ns) {
+  if (e.type == event_type::push) {
+    // Its depth: one more than the innermost open range of its domain.
+    int depth = 0;
+    for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
+      if (it->domain == e.domain) {
+        depth = it->depth + 1;
+        break;
+      }
+    }
+    open_range& r = stack.emplace_back();
+    r.domain = e.domain;
+    r.start_ns = ns;
+    r.depth = depth;
+    if (e.message == rec::message_kind::inline_text) {
+      r.name = e.text;  // most pushes: name_event's first case, without the call
+      r.in_batch = true;
+    } else {
+      name_event(p, {e.message, e.text, e.string_id}, r);
+    }
+  } else if (e.type == event_type::pop) {
+    // A pop ends the innermost open range of its domain: most often the innermost of all.
+    if (!stack.empty() && stack.back().domain == e.domain) {
+      popped(p, tid, stack.back(), ns);
+      stack.pop_back();
+    } else {
+      for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
+        if (it->domain == e.domain) {
+          popped(p, tid, *it, ns);
+          stack.erase(std::next(it).base());
+          break;
+        }
+      }
+    }
+  } else {
+    // (Its fields, not `e`: `e` stays in registers, its fields a range needs not are not kept.)
+    on_start_end(p, tid,
+                 {e.type == event_type::start, e.domain, e.id, {e.message, e.text, e.string_id}},
+                 ns);
+  }
+}
+
 void flight_watch::read_chunk(process& p, unsigned char const* body, std::uint32_t size) {
   auto const tid = rec::load<std::uint64_t>(body);
   auto const seq = rec::load<std::uint32_t>(body + 12);
@@ -351,86 +504,72 @@ void flight_watch::read_chunk(process& p, unsigned char const* body, std::uint32
   }
   unsigned char const* q = body + rec::chunk_head_bytes + *skip;
   unsigned char const* const end = body + size;
+  popped_.pid = p.pid;
+  popped_.style = range_style::push_pop;
+  popped_.tid = tid;
+  popped_.end_tid = tid;
   rec::raw_event e;
+  // The chunk's newest event and count, kept once for all its events; the clock and the block's
+  // last tick in registers, not read and written through `p` and `t` at every event.
+  std::int64_t newest = INT64_MIN;
+  rec::clock_map const clock = p.clock;
+  std::int64_t last_ticks = t.last_ticks;
+  std::uint64_t events = 0;
   while (q != nullptr && q < end) {
     char const* why = nullptr;
-    q = rec::parse_record(q, end, e, t.last_ticks, why);
-    if (q != nullptr) {
-      on_event(p, tid, t.stack, e);
+    q = rec::parse_record(q, end, e, last_ticks, why);
+    if (q != nullptr && (e.type == event_type::push || e.type == event_type::pop ||
+                         e.type == event_type::start || e.type == event_type::end)) {
+      std::int64_t const ns = clock.to_ns(e.ticks);
+      newest = std::max(newest, ns);
+      ++events;
+      on_event(p, tid, t.stack, e, ns);
     }
   }
+  t.last_ticks = last_ticks;
   if (q == nullptr) {
     t.valid = false;
   }
+  if (events != 0) {
+    p.events += events;
+    p.newest_ns = std::max(p.newest_ns, newest);
+    if (newest > last_activity_ns_) {
+      last_activity_ns_ = newest;
+      hang_reported_ = false;
+    }
+  }
+  // The ranges this chunk opened that stay open: their names leave the batch. (Pushed last, so
+  // on top of the stack.)
+  for (auto it = t.stack.rbegin(); it != t.stack.rend() && it->in_batch; ++it) {
+    it->keep_name();
+  }
 }
 
-namespace {
-
-std::string event_name(rec::raw_event const& e,
-                       std::map<std::uint32_t, std::string> const& strings) {
-  if (e.message == rec::message_kind::inline_text) {
-    return std::string{e.text};
-  }
-  if (e.message == rec::message_kind::string_id) {
-    auto const it = strings.find(e.string_id);
-    return it != strings.end() ? it->second : "string " + std::to_string(e.string_id);
-  }
-  return {};
-}
-
-}  // namespace
-
-void flight_watch::on_event(process& p, std::uint64_t tid, std::vector<open_range>& stack,
-                            rec::raw_event const& e) {
-  if (e.type != event_type::push && e.type != event_type::pop && e.type != event_type::start &&
-      e.type != event_type::end) {
-    return;
-  }
-  std::int64_t const ns = p.clock.to_ns(e.ticks);
-  ++p.events;
-  p.newest_ns = std::max(p.newest_ns, ns);
-  if (ns > last_activity_ns_) {
-    last_activity_ns_ = ns;
-    hang_reported_ = false;
-  }
-  if (e.type == event_type::start) {
-    std::string name = event_name(e, p.strings);
+void flight_watch::on_start_end(process& p, std::uint64_t tid, start_end const& e,
+                                std::int64_t ns) {
+  if (e.start) {
+    open_range r;
+    r.domain = e.domain;
+    r.start_ns = ns;
+    r.depth = -1;
+    name_event(p, e.name, r);
     if (auto const early = p.early_ends.find(e.id); early != p.early_ends.end()) {
-      range_ended(p, early->second.second, tid, name, e.domain, ns, early->second.first, -1);
+      range_ended(p, early->second.second, tid, r, early->second.first);
       p.early_ends.erase(early);
       return;
     }
-    p.started[e.id] = {{std::move(name), e.domain, ns}, tid};
+    r.keep_name();  // start/end ranges may stay open long
+    p.started[e.id] = {std::move(r), tid};
     return;
   }
-  if (e.type == event_type::end) {
-    // An end closes the range its id names, whichever thread ends it.
-    if (auto const it = p.started.find(e.id); it != p.started.end()) {
-      range_ended(p, tid, it->second.tid, it->second.range.name, it->second.range.domain,
-                  it->second.range.start_ns, ns, -1);
-      p.started.erase(it);
-    } else {
-      p.early_ends[e.id] = {ns, tid};
-      if (p.early_ends.size() > max_early_ends) {
-        p.early_ends.erase(p.early_ends.begin());  // ids grow: the smallest is the oldest
-      }
-    }
-    return;
-  }
-  if (e.type == event_type::push) {
-    int depth = 0;
-    for (auto const& r : stack) {
-      depth += r.domain == e.domain ? 1 : 0;
-    }
-    stack.push_back({event_name(e, p.strings), e.domain, ns, depth});
-    return;
-  }
-  // A pop ends the innermost open range of its domain.
-  for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
-    if (it->domain == e.domain) {
-      range_ended(p, tid, tid, it->name, it->domain, it->start_ns, ns, it->depth);
-      stack.erase(std::next(it).base());
-      return;
+  // An end closes the range its id names, whichever thread ends it.
+  if (auto const it = p.started.find(e.id); it != p.started.end()) {
+    range_ended(p, tid, it->second.tid, it->second.range, ns);
+    p.started.erase(it);
+  } else {
+    p.early_ends[e.id] = {ns, tid};
+    if (p.early_ends.size() > max_early_ends) {
+      p.early_ends.erase(p.early_ends.begin());  // ids grow: the smallest is the oldest
     }
   }
 }
@@ -457,34 +596,24 @@ range_info model_range(std::uint32_t pid, std::uint64_t start_tid, std::uint64_t
 
 }  // namespace
 
-void flight_watch::range_ended(process& p, std::uint64_t tid, std::uint64_t start_tid,
-                               std::string const& name, std::uint32_t domain, std::int64_t start_ns,
-                               std::int64_t end_ns, int depth) {
-  if (sink_ != nullptr) {
-    std::string_view domain_name;
-    if (domain != 0) {
-      auto const d = p.domains.find(domain);
-      domain_name = d != p.domains.end() ? std::string_view{d->second} : std::string_view{};
-    }
-    sink_->on_range(
-        model_range(p.pid, start_tid, tid, name, domain, domain_name, start_ns, end_ns, depth));
-  }
-  auto const& hits = triggers_.matching(name);
+void flight_watch::measure(process const& p, std::uint64_t tid, std::uint64_t start_tid,
+                           open_range const& r, std::int64_t end_ns) {
+  auto const& hits = triggers_.matching(r.name);
   if (hits.empty()) {
     return;
   }
-  auto const d = p.domains.find(domain);
+  auto const d = p.domains.find(r.domain);
   std::string_view const domain_name = d != p.domains.end() ? d->second : std::string_view{};
   for (std::uint32_t i : hits) {
-    if (!triggers_.domain_matches(i, domain, domain_name)) {
+    if (!triggers_.domain_matches(i, r.domain, domain_name)) {
       continue;
     }
-    std::string const why = triggers_.measure(i, end_ns - start_ns);
+    std::string const why = triggers_.measure(i, end_ns - r.start_ns);
     if (!why.empty()) {
       // The instance by its own name: a pattern's firing says which step it was.
-      fired_.push_back({fmt::format("'{}': \"{}\" (pid {} thread {}) {}", triggers_.text(i), name,
+      fired_.push_back({fmt::format("'{}': \"{}\" (pid {} thread {}) {}", triggers_.text(i), r.name,
                                     p.pid, tid, why),
-                        p.pid, start_tid, start_ns, end_ns});
+                        p.pid, start_tid, r.start_ns, end_ns});
     }
   }
 }
@@ -635,8 +764,9 @@ std::string flight_watch::stacks_report(std::int64_t now_ns, bool complete) cons
       std::size_t depth = 0;
       for (auto const& r : t.stack) {
         auto const d = p->domains.find(r.domain);
-        std::string const shown =
-            d != p->domains.end() && r.domain != 0 ? d->second + ":" + r.name : r.name;
+        std::string const shown = d != p->domains.end() && r.domain != 0
+                                      ? d->second + ":" + std::string{r.name}
+                                      : std::string{r.name};
         out += fmt::format("{:{}}{}  (open {:.3f} s)\n", "", 4 + 2 * depth, shown,
                            static_cast<double>(now_ns - r.start_ns) / 1e9);
         ++depth;
@@ -670,8 +800,8 @@ std::string flight_watch::stacks_report(std::int64_t now_ns, bool complete) cons
       for (auto const* r : order) {
         auto const d = p->domains.find(r->range.domain);
         std::string const shown = d != p->domains.end() && r->range.domain != 0
-                                      ? d->second + ":" + r->range.name
-                                      : r->range.name;
+                                      ? d->second + ":" + std::string{r->range.name}
+                                      : std::string{r->range.name};
         out += fmt::format("    {}  (open {:.3f} s, started by thread {})\n", shown,
                            static_cast<double>(now_ns - r->range.start_ns) / 1e9, r->tid);
       }

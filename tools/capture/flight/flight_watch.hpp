@@ -99,14 +99,37 @@ class flight_watch {
  private:
   struct process;
   struct open_range;
-  /// (`stack`: thread `tid`'s open push/pop ranges, found once a chunk.)
+  /// An event's name as its record gives it.
+  struct event_name {
+    recording::message_kind message;
+    std::string_view text;
+    std::uint32_t string_id;
+  };
+  /// A start or an end event.
+  struct start_end {
+    bool start;
+    std::uint32_t domain;
+    std::uint64_t id;
+    event_name name;
+  };
+  /// A range event `e` at `ns`. (`stack`: thread `tid`'s open push/pop ranges, found once a
+  /// chunk.)
   void on_event(process& p, std::uint64_t tid, std::vector<open_range>& stack,
-                recording::raw_event const& e);
-  /// Measures a range that `tid` ended (push/pop, or start/end begun by `start_tid`) against
-  /// the triggers.
-  /// (`depth`: a push/pop range's in its domain, -1 for a start/end range.)
-  void range_ended(process& p, std::uint64_t tid, std::uint64_t start_tid, std::string const& name,
-                   std::uint32_t domain, std::int64_t start_ns, std::int64_t end_ns, int depth);
+                recording::raw_event const& e, std::int64_t ns);
+  /// on_event's part for start/end ranges (`ns`: the event's time).
+  void on_start_end(process& p, std::uint64_t tid, start_end const& e, std::int64_t ns);
+  /// Delivers a range that `tid` ended (push/pop, or start/end begun by `start_tid`) and
+  /// measures it against the triggers. (`r.depth`: a push/pop range's in its domain, -1 for a
+  /// start/end range.)
+  void range_ended(process& p, std::uint64_t tid, std::uint64_t start_tid, open_range const& r,
+                   std::int64_t end_ns);
+  /// range_ended for a pop on thread `tid` (in read_chunk, which set popped_'s thread).
+  void popped(process& p, std::uint64_t tid, open_range const& r, std::int64_t end_ns);
+  /// range_ended's part for the triggers.
+  void measure(process const& p, std::uint64_t tid, std::uint64_t start_tid, open_range const& r,
+               std::int64_t end_ns);
+  /// Names `r` as event `e` does (its text, a registered string, or none).
+  static void name_event(process const& p, event_name const& e, open_range& r);
   /// Delivers one GPU ring record (kind, body) to the sink.
   void deliver_gpu(std::uint32_t pid, std::uint32_t kind, unsigned char const* body,
                    std::uint32_t size);
@@ -128,6 +151,8 @@ class flight_watch {
   bool lost_ = false;
   std::string label_;
   trace_sink* sink_ = nullptr;
+  range_info ended_;   ///< what range_ended delivers
+  range_info popped_;  ///< what popped delivers
 };
 
 /// @brief `nvtxpp-capture stacks FILE...`: groups the ranks of per-rank stacks reports by what

@@ -80,17 +80,6 @@ std::string const& name_tables::thread_at(std::uint64_t tid, std::int64_t ticks)
   return it == thread_names.end() ? empty_string : name_at(it->second, ticks, *this);
 }
 
-namespace {
-
-/// a - b as a double, exact where the integer difference is (any int64 in: damaged files).
-double difference(std::int64_t a, std::int64_t b) noexcept {
-  std::int64_t d = 0;
-  return __builtin_sub_overflow(a, b, &d) ? static_cast<double>(a) - static_cast<double>(b)
-                                          : static_cast<double>(d);
-}
-
-}  // namespace
-
 clock_map clock_map::from(std::int64_t t0, std::int64_t n0, std::int64_t t1,
                           std::int64_t n1) noexcept {
   clock_map m;
@@ -100,25 +89,6 @@ clock_map clock_map::from(std::int64_t t0, std::int64_t n0, std::int64_t t1,
     m.ns_per_tick = difference(n1, n0) / difference(t1, t0);
   }
   return m;
-}
-
-std::int64_t clock_map::to_ns(std::int64_t ticks) const noexcept {
-  // Exact for real recordings; saturating, never overflowing, for damaged ones.
-  constexpr double limit = 9.2e18;  // just inside int64
-  double d = difference(ticks, ticks0) * ns_per_tick;
-  if (!(d > -limit)) d = -limit;  // NaN too
-  if (d > limit) d = limit;
-  // std::llround in place (a library call was a tenth of a live reader's time at two million
-  // events a second): halves away from zero, exactly; d - trunc(d) is exact for every double.
-  auto delta = static_cast<std::int64_t>(d);
-  double const frac = d - static_cast<double>(delta);
-  delta += frac >= 0.5 ? 1 : frac <= -0.5 ? -1 : 0;
-  std::int64_t out = 0;
-  if (__builtin_add_overflow(ns0, delta, &out)) {
-    return delta > 0 ? std::numeric_limits<std::int64_t>::max()
-                     : std::numeric_limits<std::int64_t>::min();
-  }
-  return out;
 }
 
 namespace {
@@ -144,128 +114,7 @@ testing::payload_value read_payload(std::uint8_t type, std::uint64_t bits) {
   }
 }
 
-constexpr auto last_type = static_cast<std::uint8_t>(testing::event_type::memory);
-
 }  // namespace
-
-unsigned char const* parse_record(unsigned char const* p, unsigned char const* end, raw_event& r,
-                                  std::int64_t& last_ticks, char const*& why) noexcept {
-  if (p >= end) {
-    why = "short header";
-    return nullptr;
-  }
-  std::uint8_t const head_byte = *p++;
-  std::uint8_t const type = head_byte & head::type_mask;
-  auto const message = static_cast<std::uint8_t>(head_byte >> head::message_shift);
-  std::uint64_t delta = 0;
-  std::uint64_t domain = 0;
-  if ((p = get_varint(p, end, delta)) == nullptr || (p = get_varint(p, end, domain)) == nullptr) {
-    why = "short header";
-    return nullptr;
-  }
-  if (domain > UINT32_MAX) {
-    why = "bad domain";
-    return nullptr;
-  }
-  struct {
-    std::uint8_t flags = 0;
-    std::uint8_t payload_type = 0;
-  } h;
-  if (head_byte & head::ext) {
-    if (end - p < 2) {
-      why = "short header";
-      return nullptr;
-    }
-    h.flags = p[0];
-    h.payload_type = p[1];
-    p += 2;
-  }
-  if (type > last_type || h.payload_type > 6 || message > 2) {
-    why = "bad type";
-    return nullptr;
-  }
-  std::size_t const need = ((h.flags & flag::has_color) ? 4U : 0U) +
-                           ((h.flags & flag::has_category) ? 4U : 0U) + (h.payload_type ? 8U : 0U) +
-                           ((h.flags & flag::has_id) ? 8U : 0U);
-  if (static_cast<std::size_t>(end - p) < need) {
-    why = "short body";
-    return nullptr;
-  }
-  last_ticks = static_cast<std::int64_t>(static_cast<std::uint64_t>(last_ticks) +
-                                         static_cast<std::uint64_t>(unzigzag(delta)));
-  r.type = static_cast<testing::event_type>(type);
-  r.flags = h.flags;
-  r.domain = static_cast<std::uint32_t>(domain);
-  r.ticks = last_ticks;
-  r.color = 0;
-  r.category = 0;
-  r.payload_type = h.payload_type;
-  r.payload_bits = 0;
-  r.id = 0;
-  r.message = static_cast<message_kind>(message);
-  r.text = {};
-  r.string_id = 0;
-  r.blob = {};
-  if (h.flags & flag::has_color) {
-    r.color = load<std::uint32_t>(p);
-    p += 4;
-  }
-  if (h.flags & flag::has_category) {
-    r.category = load<std::uint32_t>(p);
-    p += 4;
-  }
-  if (h.payload_type) {
-    r.payload_bits = load<std::uint64_t>(p);
-    p += 8;
-  }
-  if (h.flags & flag::has_id) {
-    r.id = load<std::uint64_t>(p);
-    p += 8;
-  }
-  if (r.message == message_kind::inline_text) {
-    std::uint64_t n = 0;
-    if ((p = get_varint(p, end, n)) == nullptr) {
-      why = "short text length";
-      return nullptr;
-    }
-    if (n > testing::max_message_bytes) {
-      why = "text longer than max_message_bytes";
-      return nullptr;
-    }
-    if (static_cast<std::uint64_t>(end - p) < n) {
-      why = "short text";
-      return nullptr;
-    }
-    r.text = std::string_view{reinterpret_cast<char const*>(p), n};
-    p += n;
-  } else if (r.message == message_kind::string_id) {
-    std::uint64_t id = 0;
-    if ((p = get_varint(p, end, id)) == nullptr) {
-      why = "short string id";
-      return nullptr;
-    }
-    if (id > UINT32_MAX) {
-      why = "string id past 32 bits";
-      return nullptr;
-    }
-    r.string_id = static_cast<std::uint32_t>(id);
-  }
-  if (h.flags & flag::has_blob) {
-    if (end - p < 4) {
-      why = "short blob length";
-      return nullptr;
-    }
-    auto const n = load<std::uint32_t>(p);
-    p += 4;
-    if (n > max_blob_bytes || static_cast<std::size_t>(end - p) < n) {
-      why = "short blob";
-      return nullptr;
-    }
-    r.blob = std::string_view{reinterpret_cast<char const*>(p), n};
-    p += n;
-  }
-  return p;
-}
 
 testing::payload_value payload_of(raw_event const& r) noexcept {
   return read_payload(r.payload_type, r.payload_bits);
