@@ -75,8 +75,9 @@ TEST_CASE("detaching waits until it is allowed; then it starts at once if nothin
   CHECK(t.want(false) == act::drain);
 }
 
-TEST_CASE("held (a cudaProfilerApi window may still open), periods end attached; released, it "
-          "detaches") {
+TEST_CASE(
+    "held (a cudaProfilerApi window may still open), periods end attached; released, it "
+    "detaches") {
   session_state s;
   s.loaded(false);
   CHECK(s.hold(true) == act::none);
