@@ -4,12 +4,7 @@
 # UndefinedBehaviorSanitizer, the thread and capture tests under ThreadSanitizer, and a short run
 # of each libFuzzer target (tests/fuzz; scripts/fuzz.sh for long runs). Set NVTXPP_TEST_GPU=1 on
 # a machine with a GPU to run those too.
-#
-# Each test stage runs in two passes: the tests that time a program's steps (label `quiet`) last,
-# by themselves. During the first pass the next stage's build runs at the lowest priority beside
-# the tests (which leave a core idle a fifth of the time: they wait for their programs); it is
-# stopped (SIGSTOP) during the quiet pass and continued after it. `scripts/test.sh --build NAME`
-# (release, asan, tsan or fuzz) runs one of the builds alone.
+# `scripts/test.sh --build NAME` (release, asan, tsan or fuzz) runs one of its builds alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 self="$PWD/scripts/test.sh"
@@ -122,7 +117,7 @@ stage() {  # stage NAME: closes the stage before it, opens NAME
   local cpu
   cpu=$(cpu_seconds)
   if [ -n "${stage_name:-}" ]; then
-    stages+=("$(printf '%-48s %5d s %6d CPU-s' "$stage_name" $((SECONDS - stage_start)) \
+    stages+=("$(printf '%-44s %5d s %6d CPU-s' "$stage_name" $((SECONDS - stage_start)) \
       $((cpu - stage_cpu)))")
   fi
   stage_name="$1"
@@ -135,82 +130,39 @@ print_stages() {
   stage ""
   echo "== stage times"
   printf '  %s\n' "${stages[@]}"
-  printf '  %-48s %5d s %6d CPU-s\n' "total" "$SECONDS" "$(cpu_seconds)"
+  printf '  %-44s %5d s %6d CPU-s\n' "total" "$SECONDS" "$(cpu_seconds)"
 }
-# The next stage's build, in the background at the lowest priority, in a session of its own (so
-# that it can be stopped, continued, and killed whole when this script exits); its output goes
-# to build/NAME-build.log.
-bg_pid=""
-bg_name=""
-background_build() {
-  bg_name="$1"
-  mkdir -p build
-  setsid nice -n 19 "$self" --build "$1" >"build/$1-build.log" 2>&1 </dev/null &
-  bg_pid=$!
-}
-signal_background_build() {  # SIGSTOP or SIGCONT to all of it (nothing when it has ended)
-  [ -z "$bg_pid" ] || kill "-$1" -- "-$bg_pid" 2>/dev/null || true
-}
-finish_background_build() {  # waits for it; a failure ends the run with the end of its log
-  local status=0
-  wait "$bg_pid" || status=$?
-  bg_pid=""
-  if [ "$status" != 0 ]; then
-    tail -n 80 "build/$bg_name-build.log"
-    echo "== the $bg_name build failed (exit $status): build/$bg_name-build.log"
-    exit 1
-  fi
-  tail -n 1 "build/$bg_name-build.log"
-}
-on_exit() {
-  signal_background_build CONT
-  signal_background_build TERM
-  print_stages
-}
-trap on_exit EXIT
-
-# run_tests DIR LABELS_OUT [ctest arguments...]: the tests of DIR less the labels LABELS_OUT,
-# the `quiet` ones last, with the background build stopped meanwhile.
-run_tests() {
-  local dir="$1" out="$2"
-  shift 2
-  ctest --test-dir "$dir" -j "$ctest_jobs" --output-on-failure -LE "$out|quiet" "$@"
-  signal_background_build STOP
-  echo "-- the tests that time a program's steps (label quiet), by themselves"
-  ctest --test-dir "$dir" -j "$jobs" --output-on-failure -L quiet -LE "$out" "$@"
-  signal_background_build CONT
-}
+trap print_stages EXIT
 
 stage "build (Release, warnings as errors)"
 build_release
-background_build asan
-stage "tests (the ASan build beside them, nice 19)"
-run_tests build/release "$exclude"
+stage "tests"
+ctest --test-dir build/release -j "$ctest_jobs" --output-on-failure -LE "$exclude"
 
-stage "build under ASan + UBSan: what was left"
-finish_background_build
-background_build tsan
-stage "tests under ASan + UBSan (the TSan build beside)"
+stage "build under AddressSanitizer + UndefinedBehaviorSanitizer"
+build_asan
+stage "tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 # Packaging and compile-fail tests build other projects: nothing to sanitize there. Tests
 # labelled `nosan` cannot run under the sanitizers' runtime (they say why in their CMakeLists).
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  run_tests build/asan "gpu|packaging|compile_fail|nosan"
+  ctest --test-dir build/asan -j "$ctest_jobs" --output-on-failure \
+  -LE "gpu|packaging|compile_fail|nosan"
 
-stage "build under ThreadSanitizer: what was left"
-finish_background_build
-background_build fuzz
-stage "tests under TSan (the fuzzers' build beside)"
+stage "build under ThreadSanitizer"
+build_tsan
+stage "thread and capture tests under ThreadSanitizer"
 # Most of these wait most of their time: there, only the tests that keep a core busy take four
 # slots. A TSan-built process whose threads outlive main sleeps at its exit so that they run on
 # while the exit handlers do (races at exit): 250 ms, not TSan's 1 s, still spans one whole wait
 # of the block writer (200 ms when idle; our other threads wait for a request or a period of the
 # test's own), and the stage's hundreds of such exits take a third less time.
 TSAN_OPTIONS="halt_on_error=1:atexit_sleep_ms=250:suppressions=$PWD/tests/tsan.supp" \
-  run_tests build/tsan "$exclude" -R 'thread|^capture\.|^test_memory$' -E '^capture\.memory'
+  ctest --test-dir build/tsan -j "$ctest_jobs" --output-on-failure -R 'thread|^capture\.|^test_memory$' \
+  -E '^capture\.memory' -LE "$exclude"
 
-stage "fuzzers: what was left of their build, 20 s each"
-finish_background_build
+stage "fuzzers (libFuzzer, 20 s each)"
 if command -v clang++ >/dev/null; then
+  build_fuzz
   # Seeds and saved crash inputs first (plain tests), then a short fresh run of each.
   ctest --test-dir build/fuzz -j "$jobs" --output-on-failure -L fuzz
   # The four runs, as many at once as there are cores: each still fuzzes for its 20 s.
